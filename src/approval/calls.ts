@@ -102,6 +102,12 @@ export function callForm(name: unknown, args: unknown): string | null {
   }
 }
 
+/**
+ * The texts that send a line to be parsed (storedCall): `"$stepchain:`, `"approval` or `"kind":"model.` anywhere
+ * in it. One search for the three: three includes cost a bench line 2.3 µs, this 1.0 µs (verify's hot path).
+ */
+const PARSED_LINE = /"(?:\$stepchain:|approval|kind":"model\.)/;
+
 /** The end of `step_id` and the start of `tool_call` in a stored v3 line, and the members before `step_id`. */
 const CALL_KEY = '","tool_call":{';
 const BEFORE_ID = /^,"seq":(\d+),"step_hash":"sha256:[0-9a-f]{64}"$/;
@@ -150,7 +156,7 @@ function membersOf(t: string): Map<string, [number, number]> | null {
  */
 export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
   // Markers, approvals and model records (a model's tool_call is what it asked for, not a call run) are parsed.
-  if (line.includes('"$stepchain:') || line.includes('"approval') || line.includes('"kind":"model.')) return null;
+  if (PARSED_LINE.test(line)) return null;
   const end = line.lastIndexOf(',"ts":"');
   if (end < 0) return null;
   for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {

@@ -209,11 +209,16 @@ export interface LineCheckPool {
   /** The batch size it wants, in bytes (default 128 KiB): smaller batches start workers for smaller chains. */
   readonly batchBytes?: number;
   /**
-   * Whether the thread that feeds the pool checks batches too, whenever every worker already holds two:
+   * Whether the thread that feeds the pool checks batches too, whenever every worker already holds three (feeder.ts HELP_AFTER):
    * true when the pool leaves that thread a core of its own (fewer workers than cores). Otherwise it checks
    * batches only while the workers start, before their first answer.
    */
   readonly callerChecks?: boolean;
+  /**
+   * Batches sent to `check` and not yet finished, read at once where the pool can tell before their answers
+   * arrive (worker threads counting in shared memory); absent: the feeder counts the answers it has received.
+   */
+  pending?(): number;
   /** Memory for a batch the workers can read without a copy (shared memory); default: an ordinary array. */
   allocate?(bytes: number): Uint8Array;
   check(batch: LineBatch): Promise<PackedFacts | null>;

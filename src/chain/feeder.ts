@@ -25,10 +25,18 @@ export const BATCH_BYTES = 128 * 1024;
 
 /**
  * How many unanswered batches each worker holds before the feeding thread checks the next batch itself (while
- * the workers start, or throughout with LineCheckPool.callerChecks): two, so a worker always has the next
- * batch queued when it finishes one.
+ * the workers start, or throughout with LineCheckPool.callerChecks): three, so a worker still has the next
+ * batch queued when it finishes one while the feeding thread checks a batch of its own and then reads, links
+ * and hands out the next (with two, a worker on 2 cores waited for batches about a sixth of the time; three:
+ * `stepchain verify` of 100 000 v3 steps 5% faster, paired runs).
  */
-const HELP_AFTER = 2;
+const HELP_AFTER = 3;
+
+/**
+ * How many batches per worker may be in flight (sent or checked here, not yet passed to the verifier) before
+ * the reader waits for the oldest: room for HELP_AFTER queued at each worker and the feeding thread's own.
+ */
+const IN_FLIGHT_PER_WORKER = 6;
 
 /** What a batch holds besides its lines to check, replayed in order: a line's index, or another call to the verifier. */
 type Op =
@@ -141,7 +149,7 @@ export class ChainFeeder {
   }
 
   private async drain(): Promise<void> {
-    const most = this.pool!.threads * 3;
+    const most = this.pool!.threads * IN_FLIGHT_PER_WORKER;
     while (
       this.inFlight.length > 0 &&
       (this.inFlight.length > most || this.inFlight[0]!.facts !== undefined || this.inFlight[0]!.failed)
@@ -217,8 +225,10 @@ export class ChainFeeder {
     return batch;
   }
 
-  /** Batches sent to the pool and not yet answered. */
+  /** Batches sent to the pool and not yet finished (as the pool can tell at once), else not yet answered. */
   private unanswered(): number {
+    const pending = this.pool?.pending?.();
+    if (pending !== undefined) return pending;
     let n = 0;
     for (const b of this.inFlight) if (b.facts === undefined && !b.failed) n++;
     return n;

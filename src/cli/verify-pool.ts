@@ -2,7 +2,9 @@
  * The line-check pool `stepchain verify` runs with: how many worker threads, and when their module loads.
  */
 import { readdir, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import type { LineCheckPool } from '../index.js';
 import { BATCH_BYTES } from '../chain/feeder.js';
 import { defaultThreads } from '../parallel/threads.js';
@@ -22,6 +24,7 @@ export async function linePool(threads: number | undefined, journalDir?: string)
   if (threads === 1 || (journalDir !== undefined && (await smallerThanOneBatch(journalDir)))) return undefined;
   const workers = (threads ?? defaultThreads()) - 1;
   if (workers < 1) return undefined;
+  scavengeAlone(workers + 1);
   if (journalDir === undefined) return poolAtFirstBatch(workers);
   const { createLineCheckPool } = await import('../parallel/index.js');
   const pool = createLineCheckPool({ threads: workers, callerChecks: true });
@@ -67,4 +70,15 @@ async function smallerThanOneBatch(dir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Where the threads that check lines take every core, each thread's young-generation collections run without
+ * V8's helper threads (--no-parallel-scavenge, read at every scavenge, so it applies set now): a scavenge
+ * otherwise hands work to helpers that find no idle core and waits for them, while the other thread is
+ * checking lines. Measured on 2 cores, `stepchain verify` of 100 000 v3 steps, paired runs: CPU of all threads
+ * −6%, wall −9%. With a core to spare (fewer threads), the helpers have one, and the flag is left alone.
+ */
+function scavengeAlone(threads: number): void {
+  if (threads >= availableParallelism()) setFlagsFromString('--no-parallel-scavenge');
 }

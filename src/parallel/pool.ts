@@ -42,6 +42,14 @@ export class WorkerLineCheckPool implements LineCheckPool {
   private slots: Slot[] | null = null;
   private nextId = 0;
   private closed = false;
+  /**
+   * Batches the workers have finished, counted by each worker in shared memory as it finishes one, before its
+   * answer is posted: the feeding thread reads it while it is busy (pending), when the answers wait unread in
+   * its event loop.
+   */
+  private readonly finished = new Int32Array(new SharedArrayBuffer(4));
+  /** Batches sent to a live worker, less those of workers that failed. */
+  private sent = 0;
 
   constructor(options: LineCheckPoolOptions = {}) {
     // One core is the calling thread's: it reads and links, and checks batches when it would wait.
@@ -74,6 +82,15 @@ export class WorkerLineCheckPool implements LineCheckPool {
     return new Uint8Array(new SharedArrayBuffer(bytes));
   }
 
+  /**
+   * Batches sent and not yet finished by a worker, read now: a worker's finish counts before its answer reaches
+   * this thread (a feeding thread busy checking a batch of its own would otherwise see a worker still holding
+   * two batches when it holds none, and leave it idle).
+   */
+  pending(): number {
+    return this.sent - Atomics.load(this.finished, 0);
+  }
+
   check(batch: LineBatch): Promise<PackedFacts | null> {
     if (this.closed) return Promise.reject(new Error('the line-check pool is closed'));
     const slots = (this.slots ??= Array.from({ length: this.threads }, () => this.spawn()));
@@ -83,6 +100,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
     if (slot === null) return Promise.reject(slots[0]!.failed!);
     const id = this.nextId++;
     const chosen = slot;
+    this.sent++;
     return new Promise((resolve, reject) => {
       if (chosen.waiting.size === 0) chosen.worker.ref();
       chosen.waiting.set(id, { resolve, reject });
@@ -103,6 +121,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
     // peak RSS (no old-generation cap: one line may be 16 MiB).
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       resourceLimits: { maxYoungGenerationSizeMb: 4 },
+      workerData: { finished: this.finished },
     });
     const slot: Slot = { worker, waiting: new Map(), failed: null };
     worker.unref();
@@ -115,6 +134,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
     });
     const fail = (e: Error): void => {
       slot.failed = e;
+      this.sent -= slot.waiting.size; // never finished: the feeder checks them itself
       for (const w of slot.waiting.values()) w.reject(e);
       slot.waiting.clear();
     };

@@ -334,15 +334,15 @@ describe('FORMAT §6.3 order: settle and the feeding thread, memory bounded', ()
     expect(new ChainFeeder(new ChainVerifier({ genesis: chain.genesis }), null).settle()).toBeUndefined();
   });
 
-  test('while no worker has answered, each worker gets two batches, then the feeding thread checks the next itself', async () => {
+  test('while no worker has answered, each worker gets three batches, then the feeding thread checks the next itself', async () => {
     const { m, feeder } = start(1);
-    for (const l of lines.slice(0, 4)) feeder.line(l, true); // one batch a line: three sent once the fourth comes
-    expect(m.received.length).toBe(2);
+    for (const l of lines.slice(0, 5)) feeder.line(l, true); // one batch a line: four taken once the fifth comes
+    expect(m.received.length).toBe(3);
     expect(feeder.checkedHere).toBe(1);
     expect((await finishAnswering(feeder, m)).ok).toBe(true);
   });
 
-  test('settle passes each finished batch to the verifier in order, a failed one too, and leaves at most three per thread in flight', async () => {
+  test('settle passes each finished batch to the verifier in order, a failed one too, and leaves at most six per thread in flight', async () => {
     const { m, feeder, observed, each } = start(1);
     // Lines 0–2: batches 0 and 1 sent, line 2 held. Batch 0's worker fails: it is finished all the same.
     for (const l of lines.slice(0, 3)) feeder.line(l, true);
@@ -357,24 +357,24 @@ describe('FORMAT §6.3 order: settle and the feeding thread, memory bounded', ()
     await turns();
     await feeder.settle();
     expect(observed).toEqual([0, 1]);
-    // Lines 3–9: batches 2–8 sent (a worker has answered and the pool leaves this thread no core: it helps no more).
-    for (const l of lines.slice(3, 10)) feeder.line(l, true);
-    expect(m.received.length).toBe(9);
+    // Lines 3–11: batches 2–10 sent (a worker has answered and the pool leaves this thread no core: it helps no more).
+    for (const l of lines.slice(3, 12)) feeder.line(l, true);
+    expect(m.received.length).toBe(11);
     expect(feeder.checkedHere).toBe(0);
     let settled = false;
     const waiting = feeder.settle()!.then(() => void (settled = true));
     await turns();
-    expect(settled).toBe(false); // seven unanswered, more than three per thread: the reader waits
-    for (let k = 0; k < 3; k++) m.answer();
+    expect(settled).toBe(false); // nine unanswered, more than six per thread: the reader waits
+    for (let k = 0; k < 2; k++) m.answer();
     await turns();
-    expect(settled).toBe(false); // four still in flight
+    expect(settled).toBe(false); // seven still in flight
     m.answer();
     await turns();
-    expect(settled).toBe(true); // three in flight: the reader may read on
+    expect(settled).toBe(true); // six in flight: the reader may read on
     await waiting;
-    expect(observed).toEqual([0, 1, 2, 3, 4, 5]);
-    expect(each()).toBe(6);
+    expect(observed).toEqual([0, 1, 2, 3, 4]);
+    expect(each()).toBe(5);
     expect((await finishAnswering(feeder, m)).ok).toBe(true);
-    expect(observed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(observed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 });

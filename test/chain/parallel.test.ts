@@ -210,12 +210,16 @@ const caseOptions = (c: ChainCase): ChainVerifierOptions => ({
 const caseFiles = (c: ChainCase): Files => c.files.map((f) => ({ name: f.name, bytes: vectorBytes(f) }));
 
 /** Feeds one bucket's lines four at a time, letting the pool answer between pieces, as a reader's chunks do. */
-async function feedInFours(feeder: ChainFeeder, file: { name: string; bytes: Uint8Array }): Promise<void> {
+async function feedInPieces(
+  feeder: ChainFeeder,
+  file: { name: string; bytes: Uint8Array },
+  perPiece: number,
+): Promise<void> {
   feeder.beginSegment(file.name, 0);
   const split: Uint8Array[] = [];
   new LineSplitter(1 << 16).split(file.bytes, (bytes) => void split.push(bytes));
-  for (let at = 0; at < split.length; at += 4) {
-    for (const bytes of split.slice(at, at + 4)) feeder.line(bytes, true);
+  for (let at = 0; at < split.length; at += perPiece) {
+    for (const bytes of split.slice(at, at + perPiece)) feeder.line(bytes, true);
     await feeder.settle();
   }
 }
@@ -288,7 +292,7 @@ describe('parallel verification gives the sequential report', () => {
     expect(failed).toBeGreaterThan(0);
   });
 
-  test('while no worker has answered and each holds two batches, the feeding thread checks the next itself: the same report', async () => {
+  test('while no worker has answered and each holds three batches, the feeding thread checks the next itself: the same report', async () => {
     const contents = Array.from({ length: 40 }, (_, i) => ({
       input: { i },
       result: i % 7 === 3 ? 'x'.repeat(i) : null,
@@ -297,14 +301,14 @@ describe('parallel verification gives the sequential report', () => {
     const files = [{ name: '0000000000000000.jsonl', bytes: damage(chain.bytes, { how: 'flip', at: 1500, byte: 4 }) }];
     const want = sequential({ genesis: chain.genesis }, files);
     const lines: unknown[] = [];
-    // One thread whose batches finish a few turns later: while four lines are fed in one piece, two batches wait.
+    // One thread whose batches finish a few turns later: while five lines are fed in one piece, three batches wait.
     const pool = shufflingPool(5, 0, 1);
     const feeder = new ChainFeeder(
       new ChainVerifier({ genesis: chain.genesis, onLine: (l) => void lines.push(seen(l)) }),
       pool,
       { batchBytes: 1 },
     );
-    await feedInFours(feeder, files[0]!);
+    await feedInPieces(feeder, files[0]!, 5);
     expect({ report: await feeder.finish(), lines }).toEqual(want);
     expect(want.report.ok).toBe(false);
     expect(feeder.checkedHere).toBeGreaterThan(0);
@@ -334,7 +338,7 @@ describe('parallel verification gives the sequential report', () => {
       // How many batches the feeding thread had checked itself when the first answer reached it.
       let beforeFirstAnswer: number | null = null;
       pool.onAnswer = () => void (beforeFirstAnswer ??= feeder.checkedHere);
-      await feedInFours(feeder, files[0]!);
+      await feedInPieces(feeder, files[0]!, 4);
       expect({ report: await feeder.finish(), lines }).toEqual(want);
       expect(beforeFirstAnswer).not.toBeNull();
       expect(feeder.checkedHere + pool.batches).toBe(61);
