@@ -16,7 +16,13 @@ const command = argv.find((a) => !a.startsWith('-'));
 if (command === 'verify') {
   process.exitCode = await (await import('./verify-main.js')).runVerify(argv);
 } else if (command === 'append' || command === 'effect') {
-  process.exitCode = await loadAgent({ debug }).module.runAgent(argv);
+  // Node's own streams here, not the bin's direct descriptor writes (agent-io.ts): whoever runs this entry —
+  // a test harness evaluating it in-process, a program that replaced process.stdout — sees every byte where
+  // it looks for it. The bin (bin.ts), which agents run, keeps the cheaper descriptor writes.
+  process.exitCode = await loadAgent({ debug }).module.runAgent(argv, {
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
 } else {
   const [{ runCli }, { VERBS }] = await Promise.all([import('./cli.js'), import('./verbs/index.js')]);
   process.exitCode = await runCli(argv, VERBS);
