@@ -18,6 +18,7 @@ import { IntakeHub } from './intake-hub.js';
 import { newStepId } from '../../record/fields.js';
 import { confirmOutcomes } from './intake-confirm.js';
 import { decodeGroup, decodeOutcome, encodeGroup, encodeOutcome, PAYLOAD_PREFIX } from './intake-rows.js';
+import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import type { Tables } from './schema.js';
 import { beginAndLockHead, type LockedHead, type NewLine } from './sql.js';
 import type { StoreContext } from './store.js';
@@ -35,6 +36,13 @@ const SWEEP_AFTER = "interval '10 minutes'";
  * (store.ts bounds lockTimeoutMs to 3 600 000). A row claiming more is never chained and is swept at once.
  */
 const MAX_CLAIM = "interval '1 hour'";
+/**
+ * The largest payload a sequencer reads (spec/POSTGRES.md §6.6): 4 lines of the longest a verifier accepts.
+ * A larger row is refused by its octet_length without its payload being fetched: the driver cannot decode a
+ * value past its string limit (about 512 MiB) and throws where nothing catches it. An honest writer never
+ * enqueues a group that could be this large (intakeTakes): it takes the direct path instead.
+ */
+export const MAX_PAYLOAD_BYTES = 4 * MAX_LINE_BYTES;
 
 /** What the intake needs of its journal and store. */
 export interface IntakeJournal {
@@ -84,9 +92,27 @@ export function intakeOf(
 
 /** Whether a batch goes through the intake: steps sealed by the journal's profile, without blobs (blob rows commit with their lines, §4). */
 export function intakeTakes(groups: readonly Group[], profile: RecordProfile): boolean {
-  for (const g of groups)
-    for (const s of g.steps) if (s.profile !== profile || s.blobs.length > 0 || s.marked === true) return false;
+  for (const g of groups) {
+    let bound = 64;
+    for (const s of g.steps) {
+      if (s.profile !== profile || s.blobs.length > 0 || s.marked === true) return false;
+      bound += payloadBound(s);
+    }
+    if (bound > MAX_PAYLOAD_BYTES) return false;
+  }
   return true;
+}
+
+/**
+ * An upper bound on the bytes a step adds to its row's payload (encodeGroup): JSON.stringify writes a UTF-16
+ * unit of these strings as at most 3 UTF-8 bytes (canonical texts hold no raw control character or lone
+ * surrogate; a quote or backslash becomes 2 bytes), plus the members' names and punctuation.
+ */
+function payloadBound(s: Group['steps'][number]): number {
+  let n = 128 + s.key.length + (s.step_id?.length ?? 0) + (s.ts?.length ?? 0);
+  n += (s.salt?.length ?? 0) + (s.seed?.length ?? 0);
+  for (const [name, t] of Object.entries(s.texts)) n += 8 + name.length + (t as string).length;
+  return 3 * n;
 }
 
 /** The queue's sink through the intake: each group one row; resolves once every row is chained (or refused). */
@@ -156,6 +182,18 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
   } finally {
     j.hub.unwatch(w);
   }
+}
+
+/** A row whose payload is larger than any honest writer enqueues: refused unread. */
+function oversized(id: number): { ok: false; error: StoreError } {
+  return {
+    ok: false,
+    error: new StoreError(
+      'JOURNAL_CORRUPT',
+      `intake row ${id} cannot be read (its payload is over ${MAX_PAYLOAD_BYTES} bytes, more than a writer enqueues); nothing of it was written`,
+      { hint: 'something wrote the intake table around the store; append the step again' },
+    ),
+  };
 }
 
 function timedOut(j: IntakeJournal): StoreError {
@@ -247,9 +285,10 @@ async function lead(
       client.release();
       return null;
     }
-    const rows = await client.query<{ id: string; payload: string }>(
+    const rows = await client.query<{ id: string; payload: string | null }>(
       // Only rows it can chain: its version's, pending, not expired, claiming no more than an honest writer can.
-      `SELECT id, payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} AND starts_with(payload, $2) ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
+      // A payload over the bound is not fetched (octet_length reads a stored value's size, not the value).
+      `SELECT id, CASE WHEN octet_length(payload) <= ${MAX_PAYLOAD_BYTES} THEN payload END AS payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} AND starts_with(payload, $2) ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
       [j.key, PAYLOAD_PREFIX],
     );
     const taken: number[] = [];
@@ -258,7 +297,7 @@ async function lead(
     for (const row of rows.rows) {
       const id = Number(row.id);
       // This process's own rows as it holds them; any other checked as a caller's steps (intake-rows.ts).
-      const group = mine.get(id) ?? decodeGroup(row.payload, j.profile, id);
+      const group = mine.get(id) ?? (row.payload === null ? oversized(id) : decodeGroup(row.payload, j.profile, id));
       if ('error' in group) refused.set(id, group);
       else {
         taken.push(id);
