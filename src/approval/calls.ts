@@ -4,6 +4,7 @@
  */
 import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
+import { holdsWatchedText } from '../canonical/scan-fast.js';
 import { digestUtf8 } from '../canonical/sha256.js';
 import { numbersExact } from './exact-numbers.js';
 
@@ -156,7 +157,8 @@ function membersOf(t: string): Map<string, [number, number]> | null {
  */
 export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
   // Markers, approvals and model records (a model's tool_call is what it asked for, not a call run) are parsed.
-  if (PARSED_LINE.test(line)) return null;
+  // The scan that vouched for the line noted them already (the common case on verify's hot path): no search.
+  if (holdsWatchedText(line) ?? PARSED_LINE.test(line)) return null;
   const end = line.lastIndexOf(',"ts":"');
   if (end < 0) return null;
   for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {

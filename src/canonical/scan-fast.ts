@@ -30,6 +30,32 @@ let indexed = false;
 let nextBackslash = -1;
 
 /**
+ * Per scan: whether a quote — one that opens a string or name, or an escaped one inside a string — is followed
+ * by `$stepchain:` or `approval`, or a member `kind` holds a string starting with `model.`: exactly where the
+ * texts `"$stepchain:`, `"approval` and `"kind":"model.` occur in a canonical text (a quote that closes a string
+ * is followed by `,` `:` `}` `]` or the end). The approval check sends such a line to be parsed
+ * (approval/calls.ts storedCall); noting them here, where every string's start is passed anyway, spares it a
+ * search over the whole line (≈ 0.8 µs a bench line on verify's hot path, bench/RESULTS.md).
+ */
+let watchedSeen = false;
+/** The text of the last scan this path vouched for (its watchedSeen is known), else null. */
+let vouched: string | null = null;
+
+/**
+ * For a text this path's last scan vouched for: whether it holds `"$stepchain:`, `"approval` or
+ * `"kind":"model.` anywhere; undefined for any other text (search it).
+ */
+export function holdsWatchedText(s: string): boolean | undefined {
+  return vouched === s ? watchedSeen : undefined;
+}
+
+/** Whether s[i] starts `$stepchain:` or `approval` (s[i - 1] is a quote). */
+function watchedAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return (c === 0x24 && s.startsWith(RESERVED_PREFIX, i)) || (c === 0x61 && s.startsWith('approval', i));
+}
+
+/**
  * Whether the decimal s[start, end) — an optional "-", integer digits, "." at `dot`, fraction digits, no
  * exponent, already valid by the grammar — is exactly what ECMAScript's Number::toString prints for its
  * value, decided without converting. It answers true only when that is certain:
@@ -65,18 +91,27 @@ export function scanPlain(
 ): Map<string, [number, number]> | null | undefined {
   indexed = !CONTROL_OR_SURROGATE.test(s);
   nextBackslash = -1;
+  watchedSeen = false;
+  vouched = null;
   if (s.charCodeAt(0) === 0x7b) {
     const found = members ? new Map<string, [number, number]>() : null;
     const end = object(s, 0, 1, maxDepth, found);
-    return end === s.length ? found : undefined;
+    if (end !== s.length) return undefined;
+    vouched = s;
+    return found;
   }
-  return value(s, 0, 0, maxDepth) === s.length ? null : undefined;
+  if (value(s, 0, 0, maxDepth) !== s.length) return undefined;
+  vouched = s;
+  return null;
 }
 
 /** The index after the value that starts at i, or GIVE_UP. */
 function value(s: string, i: number, depth: number, maxDepth: number): number {
   const c = s.charCodeAt(i);
-  if (c === 0x22) return string(s, i + 1, false);
+  if (c === 0x22) {
+    if (watchedAt(s, i + 1)) watchedSeen = true;
+    return string(s, i + 1, false);
+  }
   if (c === 0x7b) return object(s, i, depth + 1, maxDepth, null);
   if (c === 0x5b) return array(s, i, depth + 1, maxDepth);
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) return number(s, i);
@@ -140,6 +175,7 @@ function indexedString(s: string, i: number, name: boolean): number {
 /** At a backslash: the index after a JCS escape (\" \\ \b \f \n \r \t, \u00xx for another control character), or GIVE_UP. */
 function escape(s: string, i: number): number {
   const e = s.charCodeAt(i + 1);
+  if (e === 0x22 && watchedAt(s, i + 2)) watchedSeen = true;
   if (e === 0x22 || e === 0x5c || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) return i + 2;
   if (e !== 0x75 || s.charCodeAt(i + 2) !== 0x30 || s.charCodeAt(i + 3) !== 0x30) return GIVE_UP;
   const high = s.charCodeAt(i + 4);
@@ -212,6 +248,8 @@ function object(
     if (s.charCodeAt(name) === 0x24 && s.startsWith(RESERVED_PREFIX, name)) return GIVE_UP;
     if (s.charCodeAt(nameEnd + 1) !== 0x3a) return GIVE_UP;
     const start = nameEnd + 2;
+    if (s.charCodeAt(name) === 0x61 && s.startsWith('approval', name)) watchedSeen = true;
+    else if (nameEnd - name === 4 && s.startsWith('kind":"model.', name)) watchedSeen = true;
     i = value(s, start, depth, maxDepth);
     if (i === GIVE_UP) return GIVE_UP;
     if (found !== null) found.set(rootName(s, name, nameEnd, found.size), [start, i]);

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { canonicalJson } from '../../src/canonical/jcs.js';
-import { scanPlain } from '../../src/canonical/scan-fast.js';
+import { holdsWatchedText, scanPlain } from '../../src/canonical/scan-fast.js';
 import { scanCanonical, scanGeneral, type ScanOptions } from '../../src/canonical/scan.js';
 import { STEP_V1 } from '../../src/record/v1.js';
 
@@ -470,5 +470,65 @@ describe('the fast path at the edges of its grammar', () => {
         agree(text);
       }
     }
+  });
+});
+
+describe('the texts the fast path notes for the approval check (holdsWatchedText)', () => {
+  /** approval/calls.ts PARSED_LINE: what holdsWatchedText stands in for on a text the fast path vouched for. */
+  const PARSED_LINE = /"(?:\$stepchain:|approval|kind":"model\.)/;
+  const word = fc.constantFrom(
+    'approval',
+    'approvals',
+    'kind',
+    'model.x',
+    'model',
+    '$stepchain:part',
+    'a',
+    'x"approval',
+    '\\',
+  );
+  const text = fc.array(fc.oneof(word, fc.string({ maxLength: 4 })), { maxLength: 4 }).map((parts) => parts.join(''));
+  const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      tie('object'),
+      fc.array(tie('value'), { maxLength: 3 }),
+    ),
+    object: fc.dictionary(
+      fc.oneof(word, text).filter((k) => !k.startsWith('$stepchain:')),
+      tie('value'),
+      { maxKeys: 4 },
+    ),
+  })).value;
+
+  test('says exactly what the search says, for every text it vouched for, and nothing for any other', () => {
+    fc.assert(
+      fc.property(json, fc.constantFrom('approval', 'kind":"model.', '$stepchain:', ''), (v, extra) => {
+        const line = canonicalJson({ content: v });
+        if (scanPlain(line, 128, true) !== undefined) expect(holdsWatchedText(line)).toBe(PARSED_LINE.test(line));
+        const other = `${line} ${extra}`;
+        expect(holdsWatchedText(other)).toBeUndefined();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('a quote escaped inside a string counts, one that closes a string is followed by no text', () => {
+    for (const [value, seen] of [
+      ['say \\"approval\\"', true],
+      ['"$stepchain:x', true],
+      ['approva', false],
+      ['kind":"model.', false],
+    ] as const) {
+      const line = canonicalJson({ a: value, kind: 'step' });
+      expect(scanPlain(line, 128, true)).toBeDefined();
+      expect(holdsWatchedText(line)).toBe(seen || PARSED_LINE.test(line));
+      expect(PARSED_LINE.test(line)).toBe(holdsWatchedText(line));
+    }
+    const model = canonicalJson({ kind: 'model.call', x: { kind: 'model.y' } });
+    expect(scanPlain(model, 128, true)).toBeDefined();
+    expect(holdsWatchedText(model)).toBe(true);
   });
 });
