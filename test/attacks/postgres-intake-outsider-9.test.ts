@@ -3,9 +3,11 @@
  * row over the payload bound, built server-side (repeat), is refused by its size without its payload being
  * fetched. The attack's own row (about 600 MiB) killed the writer in the driver; a row just over the bound
  * shows the same path at a cost a test can pay (the server compresses it; the client never reads it).
+ * Finding 2: rows of another version, planted by the thousand, were read past by every sequencer pass; the
+ * selection now reads a partial index of the chainable rows, which such rows never enter.
  */
 import { describe, expect, test } from 'vitest';
-import { MAX_PAYLOAD_BYTES } from '../../src/store/postgres/intake.js';
+import { chainableRowsSql, MAX_PAYLOAD_BYTES } from '../../src/store/postgres/intake.js';
 import type { PostgresStore } from '../../src/store/postgres/index.js';
 import { postgresHarness } from '../helpers/postgres.js';
 
@@ -36,5 +38,52 @@ describe('finding 1: a row over the payload bound is refused unread', () => {
     expect(outcome.message).toContain(`over ${MAX_PAYLOAD_BYTES} bytes`);
     expect(marked.rows[0]!.n).toBe(0);
     expect((await j.verify()).ok).toBe(true);
+  }, 180_000);
+});
+
+describe('finding 2: rows of another version cost a sequencer pass nothing', () => {
+  test("5 000 planted rows of version 2 expiring in 59 minutes: the selection's plan reads the partial index of chainable rows, never the table; the honest append goes through", async () => {
+    const s: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
+    const j = await s.create('other-version');
+    await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
+    const key = (j as unknown as { key: number }).key;
+    const table = `"${s.tables.schema}".intake`;
+    await admin.query(
+      `INSERT INTO ${table} (journal, expires_at, payload) SELECT $1, now() + interval '59 minutes', '{"v":2,"steps":[]}' FROM generate_series(1, 5000)`,
+      [key],
+    );
+    await admin.query(`ANALYZE ${table}`);
+    const plan = await admin.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN ${chainableRowsSql(table).replace('$1', String(key))}`,
+    );
+    const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(text).toContain('intake_chainable');
+    expect(text).not.toContain('Seq Scan');
+    const r = await j.append({ input: 'b', model: 'm', prompt: 'p', result: 2, step_id: 's1' });
+    expect(r.seq).toBe(1);
+    const left = await admin.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${table} WHERE journal = $1 AND result IS NULL`,
+      [key],
+    );
+    expect(Number(left.rows[0]!.n)).toBe(5000); // left for a writer of their version, as §6.6 says
+    expect((await j.verify()).ok).toBe(true);
+  }, 180_000);
+
+  test('an intake table made before the two indexes gains them when a store opens it', async () => {
+    const first: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
+    const j = await first.create('old-table');
+    await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
+    const schema = `"${first.tables.schema}"`;
+    await admin.query(`DROP INDEX ${schema}.intake_chainable, ${schema}.intake_expiry`);
+    const again: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000, schema: first.tables.schema });
+    await (await again.open('old-table')).append({ input: 'b', model: 'm', prompt: 'p', result: 2, step_id: 's1' });
+    const found = await admin.query<{ c: string | null; e: string | null }>(
+      'SELECT to_regclass($1)::text AS c, to_regclass($2)::text AS e',
+      [`${schema}.intake_chainable`, `${schema}.intake_expiry`],
+    );
+    expect(found.rows[0]).toEqual({
+      c: `${first.tables.schema}.intake_chainable`,
+      e: `${first.tables.schema}.intake_expiry`,
+    });
   }, 180_000);
 });

@@ -6,6 +6,7 @@
 import { digestUtf8 } from '../../canonical/sha256.js';
 import { loadDriver, type ConnectionConfig, type DbListener, type DbPool } from './driver.js';
 import { underMigrationLock, type Tables } from './schema.js';
+import { CHAINABLE_PREDICATE } from './intake-rows.js';
 
 export interface Watch {
   key: number;
@@ -43,8 +44,13 @@ export class IntakeHub {
    */
   init(): Promise<void> {
     this.ready ??= (async () => {
-      const found = await this.pool.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [this.table]);
-      if (found.rows[0]?.t == null) await this.create();
+      // The table and its two later indexes (an intake made before them gains them here, once).
+      const found = await this.pool.query<{ t: string | null; c: string | null; e: string | null }>(
+        'SELECT to_regclass($1)::text AS t, to_regclass($2)::text AS c, to_regclass($3)::text AS e',
+        [this.table, `"${this.tables.schema}".intake_chainable`, `"${this.tables.schema}".intake_expiry`],
+      );
+      const row = found.rows[0];
+      if (row?.t == null || row.c == null || row.e == null) await this.create();
     })().catch((e: unknown) => {
       this.ready = null;
       throw e;
@@ -59,6 +65,12 @@ export class IntakeHub {
         `CREATE TABLE IF NOT EXISTS ${this.table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, journal bigint NOT NULL, expires_at timestamptz NOT NULL, payload text NOT NULL, result text)`,
       );
       await client.query(`CREATE INDEX IF NOT EXISTS intake_journal ON ${this.table} (journal, id)`);
+      // What a sequencer selects and what it sweeps, each by an index of its own (§6.6 step 2), so that rows it
+      // cannot chain — another version's, or expired ones awaiting the sweep — cost a pass nothing.
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS intake_chainable ON ${this.table} (journal, id) WHERE result IS NULL AND ${CHAINABLE_PREDICATE}`,
+      );
+      await client.query(`CREATE INDEX IF NOT EXISTS intake_expiry ON ${this.table} (journal, expires_at)`);
     });
   }
 

@@ -15,6 +15,11 @@ import type { AppendResult } from '../types.js';
 const PAYLOAD_V = 1;
 /** How every payload of this version starts (encodeGroup): a sequencer reads only the rows that do. */
 export const PAYLOAD_PREFIX = `{"v":${PAYLOAD_V},`;
+/**
+ * A row of this version, as SQL: a literal, not a parameter, so that the sequencer's selection and the partial
+ * index over the chainable rows (intake-hub.ts) state the same predicate and the planner can use the index.
+ */
+export const CHAINABLE_PREDICATE = `starts_with(payload, '${PAYLOAD_PREFIX}')`;
 
 interface StepPayload {
   texts: StepTexts;

@@ -17,7 +17,7 @@ import { isConnectionLoss, translate } from './errors.js';
 import { IntakeHub } from './intake-hub.js';
 import { newStepId } from '../../record/fields.js';
 import { confirmOutcomes } from './intake-confirm.js';
-import { decodeGroup, decodeOutcome, encodeGroup, encodeOutcome, PAYLOAD_PREFIX } from './intake-rows.js';
+import { CHAINABLE_PREDICATE, decodeGroup, decodeOutcome, encodeGroup, encodeOutcome } from './intake-rows.js';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import type { Tables } from './schema.js';
 import { beginAndLockHead, type LockedHead, type NewLine } from './sql.js';
@@ -43,6 +43,18 @@ const MAX_CLAIM = "interval '1 hour'";
  * enqueues a group that could be this large (intakeTakes): it takes the direct path instead.
  */
 export const MAX_PAYLOAD_BYTES = 4 * MAX_LINE_BYTES;
+
+/**
+ * The sequencer's selection (§6.6 step 2): only rows it can chain — its version's, pending, not expired,
+ * claiming no more than an honest writer can — in id order. Its version's prefix and `result IS NULL` are
+ * written as the partial index `intake_chainable` states them (intake-hub.ts), so the planner reads that index
+ * and rows of another version, however many, cost a pass nothing (outsider 9's second finding: a million of
+ * them made an append 65× slower when the selection walked the journal's every row). A payload over the bound
+ * is not fetched (octet_length reads a stored value's size, not the value). $1: the journal's key.
+ */
+export function chainableRowsSql(table: string): string {
+  return `SELECT id, CASE WHEN octet_length(payload) <= ${MAX_PAYLOAD_BYTES} THEN payload END AS payload FROM ${table} WHERE journal = $1 AND result IS NULL AND ${CHAINABLE_PREDICATE} AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`;
+}
 
 /** What the intake needs of its journal and store. */
 export interface IntakeJournal {
@@ -111,7 +123,7 @@ export function intakeTakes(groups: readonly Group[], profile: RecordProfile): b
 function payloadBound(s: Group['steps'][number]): number {
   let n = 128 + s.key.length + (s.step_id?.length ?? 0) + (s.ts?.length ?? 0);
   n += (s.salt?.length ?? 0) + (s.seed?.length ?? 0);
-  for (const [name, t] of Object.entries(s.texts)) n += 8 + name.length + (t as string).length;
+  for (const [name, t] of Object.entries(s.texts)) n += 8 + name.length + t.length;
   return 3 * n;
 }
 
@@ -288,8 +300,8 @@ async function lead(
     const rows = await client.query<{ id: string; payload: string | null }>(
       // Only rows it can chain: its version's, pending, not expired, claiming no more than an honest writer can.
       // A payload over the bound is not fetched (octet_length reads a stored value's size, not the value).
-      `SELECT id, CASE WHEN octet_length(payload) <= ${MAX_PAYLOAD_BYTES} THEN payload END AS payload FROM ${j.hub.table} WHERE journal = $1 AND result IS NULL AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} AND starts_with(payload, $2) ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`,
-      [j.key, PAYLOAD_PREFIX],
+      chainableRowsSql(j.hub.table),
+      [j.key],
     );
     const taken: number[] = [];
     const groups: Group[] = [];
