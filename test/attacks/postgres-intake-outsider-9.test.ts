@@ -14,13 +14,17 @@ import { postgresHarness } from '../helpers/postgres.js';
 const h = await postgresHarness('pgo9', 2);
 const { admin } = h;
 
+/** An intake store with one journal holding one step: the journal, its key and its store's intake table. */
+async function journalWithIntake(id: string) {
+  const s: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
+  const j = await s.create(id);
+  await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
+  return { s, j, key: (j as unknown as { key: number }).key, table: `"${s.tables.schema}".intake` };
+}
+
 describe('finding 1: a row over the payload bound is refused unread', () => {
   test('a row of the bound plus one byte under the version prefix: marked JOURNAL_CORRUPT by its size; the honest append after it is chained', async () => {
-    const s: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
-    const j = await s.create('oversized');
-    await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
-    const key = (j as unknown as { key: number }).key;
-    const table = `"${s.tables.schema}".intake`;
+    const { j, key, table } = await journalWithIntake('oversized');
     const prefix = '{"v":1,';
     const { rows } = await admin.query<{ id: string }>(
       `INSERT INTO ${table} (journal, expires_at, payload) VALUES ($1, now() + interval '50 minutes', $2 || repeat('x', $3)) RETURNING id`,
@@ -43,11 +47,7 @@ describe('finding 1: a row over the payload bound is refused unread', () => {
 
 describe('finding 2: rows of another version cost a sequencer pass nothing', () => {
   test("5 000 planted rows of version 2 expiring in 59 minutes: the selection's plan reads the partial index of chainable rows, never the table; the honest append goes through", async () => {
-    const s: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
-    const j = await s.create('other-version');
-    await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
-    const key = (j as unknown as { key: number }).key;
-    const table = `"${s.tables.schema}".intake`;
+    const { j, key, table } = await journalWithIntake('other-version');
     await admin.query(
       `INSERT INTO ${table} (journal, expires_at, payload) SELECT $1, now() + interval '59 minutes', '{"v":2,"steps":[]}' FROM generate_series(1, 5000)`,
       [key],
@@ -70,9 +70,7 @@ describe('finding 2: rows of another version cost a sequencer pass nothing', () 
   }, 180_000);
 
   test('an intake table made before the two indexes gains them when a store opens it', async () => {
-    const first: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000 });
-    const j = await first.create('old-table');
-    await j.append({ input: 'a', model: 'm', prompt: 'p', result: 1, step_id: 's0' });
+    const { s: first } = await journalWithIntake('old-table');
     const schema = `"${first.tables.schema}"`;
     await admin.query(`DROP INDEX ${schema}.intake_chainable, ${schema}.intake_expiry`);
     const again: PostgresStore = h.store({ intake: true, lockTimeoutMs: 60_000, schema: first.tables.schema });
