@@ -26,6 +26,7 @@ import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } 
 import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
+import { afterLiveErasure } from '../record/v3/erasure-pending.js';
 
 export interface ExportOptions {
   /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
@@ -103,13 +104,14 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
   if (!options || typeof options.out !== 'string' || options.out === '')
     throw new ReceiptError('ARGUMENT_INVALID', 'exportReceipt needs { out: <path> }');
   const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
-  const input = await receiptInput(source, {
+  const range = {
     ...(options.from === undefined ? {} : { from: options.from }),
     ...(options.to === undefined ? {} : { to: options.to }),
     ...(sign === undefined ? {} : { sign }),
     ...(options.extra === undefined ? {} : { extra: options.extra }),
-  });
-  const plan = await planReceipt(input);
+  };
+  // An export that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
+  const plan = await afterLiveErasure(async () => planReceipt(await receiptInput(source, range)));
   return writePlanToFile(plan, options.out);
 }
 

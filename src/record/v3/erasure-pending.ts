@@ -70,3 +70,24 @@ function parse(text: string): Record<string, unknown> | null {
     return null;
   }
 }
+
+/** How long a live erase is given to carry out the erasure it has just recorded (ms between tries). */
+const LIVE_ERASE_WAITS = [20, 40, 80, 160, 320, 640];
+
+/**
+ * Runs `attempt` (a fork or an export), trying again for a moment while it is refused ERASURE_PENDING. A live
+ * erase records its erasure and then carries it out under the journal lock, milliseconds apart; a copy that
+ * read the journal in between would otherwise be refused with advice to resume an erase that is not
+ * interrupted at all. An erasure still pending after the waits (about 1.3 s) was interrupted: refused then.
+ */
+export async function afterLiveErasure<T>(attempt: () => Promise<T>): Promise<T> {
+  for (const wait of LIVE_ERASE_WAITS) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if ((e as { code?: unknown } | null)?.code !== 'ERASURE_PENDING') throw e;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+  return attempt();
+}

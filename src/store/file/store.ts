@@ -13,6 +13,7 @@ import { StoreError, ioError } from '../errors.js';
 import { FileJournal, type FileJournalOptions } from './journal.js';
 import type { FsyncMode } from './writer.js';
 import { copyPrefix } from '../fork.js';
+import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
 import { assertJournalId, intOption, isJournalId } from '../ids.js';
 import { defaultConfig, journalConfig } from '../config.js';
@@ -237,61 +238,64 @@ export class FileStore implements Store {
       segmentBytes: parent.config.segmentBytes,
     };
     const durable = this.journalOptions.fsync !== 'none';
-    await this.build(options.to, async (staging) => {
-      let fh: import('node:fs/promises').FileHandle | null = null;
-      let cursor: SegmentCursor = { first: 0, size: 0 };
-      let parts: Buffer[] = [];
-      let partBytes = 0;
-      const flush = async (): Promise<void> => {
-        if (fh !== null && partBytes > 0) await fh.write(Buffer.concat(parts));
-        parts = [];
-        partBytes = 0;
-      };
-      const closeBucket = async (): Promise<void> => {
-        await flush();
-        if (fh !== null) {
-          if (durable) await fh.sync();
-          await fh.close();
-          fh = null;
+    // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
+    await afterLiveErasure(() =>
+      this.build(options.to, async (staging) => {
+        let fh: import('node:fs/promises').FileHandle | null = null;
+        let cursor: SegmentCursor = { first: 0, size: 0 };
+        let parts: Buffer[] = [];
+        let partBytes = 0;
+        const flush = async (): Promise<void> => {
+          if (fh !== null && partBytes > 0) await fh.write(Buffer.concat(parts));
+          parts = [];
+          partBytes = 0;
+        };
+        const closeBucket = async (): Promise<void> => {
+          await flush();
+          if (fh !== null) {
+            if (durable) await fh.sync();
+            await fh.close();
+            fh = null;
+          }
+        };
+        try {
+          const lineage = await copyPrefix(parent, options.fromStep, {
+            line: async (text, seq) => {
+              const buf = Buffer.from(text + '\n', 'utf8');
+              const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
+              if (fh === null || next.first !== cursor.first) {
+                await closeBucket();
+                fh = await open(join(staging, BUCKETS_DIR, bucketName(next.first)), 'wx');
+              }
+              cursor = next;
+              parts.push(buf);
+              partBytes += buf.length;
+              if (partBytes >= 1 << 20) await flush();
+            },
+            part: (address, bytes) =>
+              new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
+            blob: async (digest, bytes) => {
+              const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
+              try {
+                await bh.writeFile(bytes);
+                if (durable) await bh.sync();
+              } finally {
+                await bh.close();
+              }
+            },
+          });
+          await closeBucket();
+          await writeNew(
+            join(staging, HEAD_FILE),
+            serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
+            durable,
+          );
+          return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
+        } finally {
+          if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
         }
-      };
-      try {
-        const lineage = await copyPrefix(parent, options.fromStep, {
-          line: async (text, seq) => {
-            const buf = Buffer.from(text + '\n', 'utf8');
-            const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
-            if (fh === null || next.first !== cursor.first) {
-              await closeBucket();
-              fh = await open(join(staging, BUCKETS_DIR, bucketName(next.first)), 'wx');
-            }
-            cursor = next;
-            parts.push(buf);
-            partBytes += buf.length;
-            if (partBytes >= 1 << 20) await flush();
-          },
-          part: (address, bytes) =>
-            new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
-          blob: async (digest, bytes) => {
-            const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
-            try {
-              await bh.writeFile(bytes);
-              if (durable) await bh.sync();
-            } finally {
-              await bh.close();
-            }
-          },
-        });
-        await closeBucket();
-        await writeNew(
-          join(staging, HEAD_FILE),
-          serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
-          durable,
-        );
-        return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
-      } finally {
-        if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
-      }
-    });
+      }),
+    );
     return this.open(options.to);
   }
 
