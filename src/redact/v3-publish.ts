@@ -43,7 +43,7 @@ import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
-import { describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
+import { afterLiveErasure, describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -69,18 +69,23 @@ export interface V3PartWithheld extends V3PartDeclaration {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Publishes a v3 journal by its policy, in public form, against its own head. */
-/** An erasure recorded but not carried out: the publication would show the value it names (ERASURE.md §4.1). */
-export async function refusePendingErasure(source: ChainSource): Promise<void> {
-  const head = await source.head();
-  if (head === null) return;
-  const p = await firstPendingIn(source.lines({ from: 0, to: head.seq }), head.seq);
-  if (p !== null)
-    throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
-      location: { seq: p.target },
-    });
+/**
+ * An erasure recorded but not carried out: the publication would show the value it names (ERASURE.md §4.1).
+ * One a live erase is a moment from carrying out is waited for (afterLiveErasure).
+ */
+export function refusePendingErasure(source: ChainSource): Promise<void> {
+  return afterLiveErasure(async () => {
+    const head = await source.head();
+    if (head === null) return;
+    const p = await firstPendingIn(source.lines({ from: 0, to: head.seq }), head.seq);
+    if (p !== null)
+      throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
+        location: { seq: p.target },
+      });
+  });
 }
 
+/** Publishes a v3 journal by its policy, in public form, against its own head. */
 export async function planV3Publication(source: ChainSource, options: PublishCoreOptions): Promise<V3Publication> {
   const { policy } = options;
   const head = await source.head();

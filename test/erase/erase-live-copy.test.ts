@@ -1,5 +1,5 @@
 /**
- * A fork or an export that meets an erase between its erasure record and its rewrite (spec/ERASURE.md §4).
+ * A fork, an export or a publication that meets an erase between its erasure record and its rewrite (spec/ERASURE.md §4).
  * A live erase carries out what it recorded milliseconds later, so the copy waits a moment and then copies
  * the journal as erased; only an erasure still pending after that wait — an interrupted erase — is refused
  * ERASURE_PENDING. Found in CI: `fork` racing `erase` as processes was refused with advice to resume an
@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
 import { resumeErasures } from '../../src/erase.js';
 import { exportReceipt } from '../../src/index.js';
+import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -74,6 +75,21 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
     expect(gunzipSync(readFileSync(out)).includes(Buffer.from(EMAIL))).toBe(false);
   });
 
+  it('a publication waits for the erase and shows the value sealed', async () => {
+    const { store, id } = await pendingErasure();
+    const parent = await store.open(id);
+    const out = join(store.root, 'p.tar');
+    try {
+      await Promise.all([
+        publish(parent, { policy: { rules: [{ id: 'models', paths: ['/model'] }] }, optIn: true, out }),
+        delay(5).then(() => resumeErasures(store, id)),
+      ]);
+    } finally {
+      await parent.close();
+    }
+    expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+  });
+
   it('an erase that stays interrupted is refused ERASURE_PENDING after the wait, and nothing is left behind', async () => {
     const { store, id } = await pendingErasure();
     const parent = await store.open(id);
@@ -84,6 +100,12 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
       expect(Date.now() - started).toBeGreaterThanOrEqual(1200);
       const exported = await exportReceipt(parent, { out: join(store.root, 'r.tar.gz') }).catch((e: unknown) => e);
       expect(codeOf(exported)).toBe('ERASURE_PENDING');
+      const published = await publish(parent, {
+        policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+        optIn: true,
+        out: join(store.root, 'p.tar'),
+      }).catch((e: unknown) => e);
+      expect(codeOf(published)).toBe('ERASURE_PENDING');
     } finally {
       await parent.close();
     }
