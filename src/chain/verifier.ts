@@ -24,6 +24,7 @@ import { isOutcomeLine, tsOfCallFreeLine } from './line-reading.js';
 import { LinkChecker } from './links.js';
 import { ProblemList } from './problems.js';
 import type { ChainProblemCode, ChainReport, ProblemLocation } from './report.js';
+import { ownString } from '../bytes.js';
 
 /** What the verifier learned about one line that parsed as a canonical record: what observers see. */
 export interface VerifiedLine {
@@ -274,7 +275,9 @@ export class ChainVerifier {
       const ts = tsOfCallFreeLine(line, this.approvals?.active === true);
       if (ts !== null) return this.ledger().datedText(ts);
       const call = this.approvals?.active === true ? null : storedCall(line);
-      if (call !== null) this.ledger().storedCall(call.id, call.seq, call.ts, storedKey(call.form));
+      // Copies: read from the line, the id and key would hold it alive while the ledger holds them (ownString).
+      if (call !== null)
+        this.ledger().storedCall(ownString(call.id), call.seq, call.ts, ownString(storedKey(call.form)));
       else this.approval(line);
     } else if (read === null) {
       if (this.approvals?.active === true) {

@@ -6,6 +6,7 @@
  * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine): a stepchain/v2 or v3 journal, or a
  * complete receipt of one (its lines are the run's records from seq 0).
  */
+import { ownString } from '../bytes.js';
 import type { Store, StoredLine } from '../index.js';
 import { emptyState, foldLine, foldReadLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { journalFormat } from '../record/formats.js';
@@ -36,7 +37,7 @@ export class RunNoteCollector {
 
   add(text: string, seq: number): void {
     foldLine(this.state, text, seq);
-    this.stepId(stepIdOf(text), seq);
+    this.stepId(idOfLine(text), seq);
   }
 
   /** add, for a line the verifier hands its observer: what it read already (kind, step_id) is not read again. */
@@ -45,7 +46,7 @@ export class RunNoteCollector {
     seq: number,
   ): void {
     foldReadLine(this.state, line, seq);
-    this.stepId(line.stepId === undefined ? stepIdOf(line.text) : line.stepId, seq);
+    this.stepId(line.stepId === undefined ? idOfLine(line.text) : line.stepId, seq);
   }
 
   private stepId(id: string | null, seq: number): void {
@@ -137,4 +138,10 @@ export async function storedRunNotes(store: Store, id: string, to: number): Prom
 /** The notes as the verdict's lines (people's text: content passes through inline). */
 export function noteLines(out: Output, notes: readonly RunNote[]): string[] {
   return notes.map((n) => `  ${out.style('cyan', 'note')}     ${inline(n.code)} at seq ${n.seq}: ${inline(n.message)}`);
+}
+
+/** A line's step_id, kept for the rest of the journal: a copy, so that it does not hold the line (ownString). */
+function idOfLine(text: string): string | null {
+  const id = stepIdOf(text);
+  return id === null ? null : ownString(id);
 }
