@@ -274,11 +274,10 @@ export class ChainVerifier {
       const line = typeof text === 'string' ? text : text();
       const ts = tsOfCallFreeLine(line, this.approvals?.active === true);
       if (ts !== null) return this.ledger().datedText(ts);
+      // Its id and key copied (ownString): slices of the line would hold it alive while the ledger holds them.
       const call = this.approvals?.active === true ? null : storedCall(line);
-      // Copies: read from the line, the id and key would hold it alive while the ledger holds them (ownString).
-      if (call !== null)
-        this.ledger().storedCall(ownString(call.id), call.seq, call.ts, ownString(storedKey(call.form)));
-      else this.approval(line);
+      if (call === null) return this.approval(line);
+      this.ledger().storedCall(ownString(call.id), call.seq, call.ts, ownString(storedKey(call.form)));
     } else if (read === null) {
       if (this.approvals?.active === true) {
         const line = typeof text === 'string' ? text : text();
