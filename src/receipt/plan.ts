@@ -245,7 +245,7 @@ class ChainMeasure {
   /** An erasure recorded (in the range or after it) of a step of the range, not yet carried out: refused (ERASURE.md §4). */
   private async refusePendingErasure(): Promise<void> {
     if (this.input.journalLines !== true || !capabilitiesOf(this.input.genesis).erasure) return;
-    if (this.input.after !== undefined) for await (const l of this.input.after()) this.erasures.line(l.text);
+    if (this.input.after !== undefined) for await (const l of this.input.after()) this.erasures.line(l.text, false);
     const p = this.erasures.first(this.input.to, this.input.from);
     if (p !== null)
       throw new ReceiptError(

@@ -34,7 +34,8 @@ import { RedactError } from './errors.js';
 import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from './policy.js';
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
-import { planV3Publication, refusePendingErasure } from './v3-publish.js';
+import { planV3Publication } from './v3-publish.js';
+import { afterLiveErasure } from '../record/v3/erasure-pending.js';
 import { formatOf } from '../record/formats.js';
 import {
   publishedReceiptHooks,
@@ -274,12 +275,13 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
   }
   const policy = await loadPolicy(options.policy);
   const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
-  await refusePendingErasure(source);
-  const pub = await planV3Publication(source, {
-    policy,
-    ...(sign === undefined ? {} : { sign }),
-    ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
-  });
+  const pub = await afterLiveErasure(() =>
+    planV3Publication(source, {
+      policy,
+      ...(sign === undefined ? {} : { sign }),
+      ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
+    }),
+  );
   const result = await writePlanToFile(pub.plan, options.out);
   return {
     ...result,

@@ -43,7 +43,7 @@ import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
-import { afterLiveErasure, describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
+import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -70,22 +70,11 @@ export interface V3PartWithheld extends V3PartDeclaration {
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * An erasure recorded but not carried out: the publication would show the value it names (ERASURE.md §4.1).
- * One a live erase is a moment from carrying out is waited for (afterLiveErasure).
+ * Publishes a v3 journal by its policy, in public form, against its own head. An erasure of a step the lines
+ * read hold in clear, recorded and not carried out, is refused ERASURE_PENDING (ERASURE.md §4.1): judged on the
+ * lines read, not on a second read that an erase completed in between would pass (the caller waits for a live
+ * erase: afterLiveErasure).
  */
-export function refusePendingErasure(source: ChainSource): Promise<void> {
-  return afterLiveErasure(async () => {
-    const head = await source.head();
-    if (head === null) return;
-    const p = await firstPendingIn(source.lines({ from: 0, to: head.seq }), head.seq);
-    if (p !== null)
-      throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
-        location: { seq: p.target },
-      });
-  });
-}
-
-/** Publishes a v3 journal by its policy, in public form, against its own head. */
 export async function planV3Publication(source: ChainSource, options: PublishCoreOptions): Promise<V3Publication> {
   const { policy } = options;
   const head = await source.head();
@@ -109,7 +98,9 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     finish: (refs: PartRef[]) => V3PublicRecord;
   }[] = [];
   let segment: string | null = null;
+  const erasures = new PendingErasures();
   for await (const line of source.lines({ from: 0, to: head.seq })) {
+    erasures.line(line.text);
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
@@ -131,6 +122,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
+  refuseUnerased(erasures, head.seq);
 
   // Pass 2: the public records, then every part they reach (through shown references and lists' bases), once.
   const lines: StoredLine[] = [];
@@ -317,4 +309,13 @@ function baseElements(
     elements = r.elements;
   }
   return elements;
+}
+
+/** An erasure of a step the publication read in clear, recorded and not carried out: refused (ERASURE.md §4.1). */
+function refuseUnerased(erasures: PendingErasures, headSeq: number): void {
+  const p = erasures.first(headSeq);
+  if (p !== null)
+    throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
+      location: { seq: p.target },
+    });
 }

@@ -10,7 +10,7 @@ import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
-import { describePending, firstPendingIn } from '../record/v3/erasure-pending.js';
+import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -48,9 +48,12 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   let segment: string | null = null;
   const parts = sink.part === undefined ? null : partsOfJournal(parent);
   const split = new ErasureSplit();
+  // Judged on the copied lines: a second read would count an erase completed since as carried out in the copy.
+  const pending = capabilitiesOf(parent.genesis).erasure ? new PendingErasures() : null;
   for await (const l of parent.lines({ from: 0, to: fromStep })) {
     refs = [];
     split.inRange(l.text);
+    pending?.line(l.text);
     if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
     verifier.line(l.text, true);
     for (const ref of refs) {
@@ -83,7 +86,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
-  if (first === undefined) await refusePendingErasure(parent, fromStep, head.seq);
+  if (first === undefined && pending !== null) await refusePendingErasure(parent, fromStep, head.seq, pending);
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -101,10 +104,19 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
   };
 }
 
-/** An erasure of a copied step recorded (in the prefix or later) but not carried out: the fork would carry the value. */
-async function refusePendingErasure(parent: Journal, fromStep: number, headSeq: number): Promise<void> {
-  if (!capabilitiesOf(parent.genesis).erasure) return;
-  const p = await firstPendingIn(parent.lines({ from: 0, to: headSeq }), fromStep);
+/**
+ * An erasure of a copied step recorded (in the prefix or later) but not carried out in the copied lines: the
+ * fork would carry the value. `pending` has read the copied lines; the erasure records after them are read now.
+ */
+async function refusePendingErasure(
+  parent: Journal,
+  fromStep: number,
+  headSeq: number,
+  pending: PendingErasures,
+): Promise<void> {
+  if (headSeq > fromStep)
+    for await (const l of parent.lines({ from: fromStep + 1, to: headSeq })) pending.line(l.text, false);
+  const p = pending.first(fromStep);
   if (p !== null)
     throw new StoreError(
       'ERASURE_PENDING',

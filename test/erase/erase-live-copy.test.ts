@@ -29,6 +29,12 @@ async function pendingErasure(): Promise<{ store: FileStore; id: string }> {
   const j = await store.create(id, { format: 'stepchain/v3' } as never);
   for (const i of [0, 1, 2]) await j.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
   await j.close();
+  await interruptedErase(store, id);
+  return { store, id };
+}
+
+/** A real erase of seq 1's /result/email, SIGKILLed once it has appended its erasure record. */
+async function interruptedErase(store: FileStore, id: string): Promise<void> {
   const killed = await new Promise<{ signal: string | null; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
@@ -39,7 +45,6 @@ async function pendingErasure(): Promise<{ store: FileStore; id: string }> {
   });
   expect(killed.signal, killed.stderr).toBe('SIGKILL');
   expect(killed.stderr).toContain('stepchain-erase-fault after-record');
-  return { store, id };
 }
 
 const codeOf = (e: unknown): unknown => (e as { code?: unknown }).code;
@@ -55,6 +60,34 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
       ]);
       expect((await fork.head())?.seq).toBe(3);
       await fork.close();
+      expect((await store.verify('fork')).ok).toBe(true);
+      const buckets = join(store.root, 'fork', 'buckets');
+      for (const name of readdirSync(buckets)) expect(readFileSync(join(buckets, name), 'utf8')).not.toContain(EMAIL);
+    } finally {
+      await parent.close();
+    }
+  });
+
+  it('a fork whose erase completes between its copy and its check copies again, never keeping the value', async () => {
+    // Found under load: the check re-read the parent, saw the erasure carried out, and let a copy stand that
+    // held the value in clear. Here the erase completes exactly then: when the copy has read its last line.
+    const { store, id } = await pendingErasure();
+    const parent = await store.open(id);
+    let copies = 0;
+    const racing = new Proxy(parent, {
+      get(target, name, receiver) {
+        if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
+        return (range: { from?: number; to?: number }) =>
+          (async function* () {
+            yield* target.lines(range);
+            if (range.to === 3 && copies++ === 0) await resumeErasures(store, id);
+          })();
+      },
+    });
+    try {
+      const fork = await store.fork(racing, { fromStep: 3, to: 'fork' });
+      await fork.close();
+      expect(copies).toBe(2);
       expect((await store.verify('fork')).ok).toBe(true);
       const buckets = join(store.root, 'fork', 'buckets');
       for (const name of readdirSync(buckets)) expect(readFileSync(join(buckets, name), 'utf8')).not.toContain(EMAIL);
@@ -88,6 +121,39 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
       await parent.close();
     }
     expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+  });
+
+  it('a publication judges pending erasures on the lines it read, not on a read before them', async () => {
+    // The publisher checked the journal, then read it again to publish: an erase recorded in between (here, once
+    // the first read is done) gave a publication of the erasure record beside the value in clear.
+    const store = new FileStore(tempDir('stepchain-erase-live-'));
+    const id = 'live';
+    const j = await store.create(id, { format: 'stepchain/v3' } as never);
+    for (const i of [0, 1, 2]) await j.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
+    let reads = 0;
+    const racing = new Proxy(j, {
+      get(target, name, receiver) {
+        if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
+        return (range: { from?: number; to?: number }) =>
+          (async function* () {
+            yield* target.lines(range);
+            if (reads++ === 0) await interruptedErase(store, id);
+          })();
+      },
+    });
+    const out = join(store.root, 'p.tar');
+    try {
+      const published = await publish(racing, {
+        policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+        optIn: true,
+        out,
+      });
+      // What it read held no erasure: it publishes the journal as it was then, ending before the erasure record.
+      expect(published.original_head.seq).toBe(2);
+    } finally {
+      await j.close();
+    }
+    expect(reads).toBe(1);
   });
 
   it('an erase that stays interrupted is refused ERASURE_PENDING after the wait, and nothing is left behind', async () => {

@@ -24,7 +24,11 @@ export class PendingErasures {
   private readonly recorded: (PendingErasure & { id: string })[] = [];
   private readonly carried = new Set<string>();
 
-  line(text: string): void {
+  /**
+   * Feeds one line. `markers: false` reads only its erasure records: for lines read after a copy was taken,
+   * whose markers must not count as carried out for the copy (it holds the lines as they were when read).
+   */
+  line(text: string, markers = true): void {
     if (text.includes(`"kind":"${ERASURE_KIND}"`)) {
       const r = parse(text);
       const input = r === null ? 'none' : erasureInputOf(r.input);
@@ -36,7 +40,7 @@ export class PendingErasures {
       )
         this.recorded.push({ id: r.step_id, seq: r.seq, target: input.target, path: input.path });
     }
-    if (text.includes(ERASED_MARKER))
+    if (markers && text.includes(ERASED_MARKER))
       for (const m of text.matchAll(MARKER_ERASURE)) this.carried.add(JSON.parse(m[1]!) as string);
   }
 
@@ -44,17 +48,6 @@ export class PendingErasures {
     const p = this.recorded.find((e) => e.target <= upTo && e.target >= from && !this.carried.has(e.id));
     return p === undefined ? null : { seq: p.seq, target: p.target, path: p.path };
   }
-}
-
-/** The first pending erasure of a step in `from..upTo`, reading `lines` (the whole journal) through. */
-export async function firstPendingIn(
-  lines: AsyncIterable<{ text: string }>,
-  upTo: number,
-  from = 0,
-): Promise<PendingErasure | null> {
-  const pending = new PendingErasures();
-  for await (const l of lines) pending.line(l.text);
-  return pending.first(upTo, from);
 }
 
 /** What to say: which erasure is pending, and to resume it first. */
