@@ -187,7 +187,10 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
   },
   'redact/verify.ts': { why: 'past the bounds once formatted (issue 38)', lines: 545 },
   'runtime/run.ts': { why: 'past the bounds once formatted (issue 38)', fn: 95 },
-  'store/copy.ts': { why: 'past the bounds once formatted (issue 38)', fn: 114 },
+  'store/copy.ts': {
+    why: "past the bounds once formatted (issue 38); +3: the target's prefix reader ended in finally",
+    fn: 117,
+  },
   'store/file/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 487, fn: 93 },
   'store/file/verify-dir.ts': { why: 'past the bounds once formatted (issue 38)', lines: 501, fn: 92 },
   'store/postgres/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 494 },

@@ -57,6 +57,8 @@ export async function copyJournal(
 ): Promise<CopyResult> {
   const head = await source.head();
   const { journal: dest, created } = await targetJournal(source, target, id);
+  // The target's prefix, read beside the source's: ended in `finally` (a refusal part-way left its file open).
+  let destLines: AsyncIterator<StoredLine> | null = null;
   try {
     const destHead = await dest.head();
     const have = destHead === null ? 0 : destHead.seq + 1;
@@ -101,7 +103,7 @@ export async function copyJournal(
       batch = [];
       batchBytes = 0;
     };
-    const destLines = have > 0 ? dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]() : null;
+    if (have > 0) destLines = dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]();
     const lines = head === null ? [] : source.lines({ from: 0, to: head.seq });
     for await (const l of lines) {
       if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
@@ -160,6 +162,7 @@ export async function copyJournal(
       lineage_dropped: source.lineage !== null,
     };
   } finally {
+    await destLines?.return?.();
     await dest.close();
   }
 }

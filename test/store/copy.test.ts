@@ -3,7 +3,7 @@
  * to and from Postgres): byte-identical copies, completion of an identical prefix, refusal of anything
  * else with the target untouched, and a source that does not verify stops the copy at a clean prefix.
  */
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import {
@@ -140,6 +140,36 @@ describe('copyJournal', () => {
     expect((e as { code: string }).code).toBe('JOURNAL_EXISTS');
     expect((e as Error).message).toMatch(message);
     expect(await lines(await target.open('dst'))).toEqual(before);
+  });
+
+  test('neither a refusal part-way nor a completion leaves a file of the target open (read through /proc/self/fd)', async () => {
+    // The target's prefix was read beside the source's and never ended: a refusal after it (a differing step)
+    // left the bucket's file handle for the collector to close (Node warned of it in the suite).
+    const openUnder = (dir: string): string[] =>
+      readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          const to = readlinkSync(`/proc/self/fd/${fd}`);
+          return to.startsWith(dir) ? [to] : [];
+        } catch {
+          return []; // the descriptor readdir itself used, closed since
+        }
+      });
+    const { j } = await source(5);
+    const root = tempDir();
+    const target = new FileStore(root, { fsync: 'none' });
+    await copyJournal(j, target, 'same');
+    expect((await copyJournal(j, target, 'same')).already).toBe(5);
+    // The source's first two steps, then one of its own: the copy reads the target's prefix and stops at seq 2.
+    const firstTwo = new Proxy(j, {
+      get: (t, name, r) => (name === 'head' ? async () => ({ ...(await t.head())!, seq: 1 }) : Reflect.get(t, name, r)),
+    });
+    await copyJournal(firstTwo, target, 'dst');
+    const d = await target.open('dst');
+    await d.append({ input: 'not the source' });
+    await d.close();
+    const e = await copyJournal(j, target, 'dst').catch((x: unknown) => x as Error & { code: string });
+    expect((e as Error).message).toMatch(/step 2 is not the source's/);
+    expect(openUnder(root)).toEqual([]);
   });
 
   test('a source that does not verify stops the copy; the target holds an identical prefix', async () => {
