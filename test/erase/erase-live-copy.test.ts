@@ -14,6 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
+import type { Journal, SeqRange } from '../../src/store/index.js';
 import { resumeErasures } from '../../src/erase.js';
 import { exportReceipt } from '../../src/index.js';
 import { publish } from '../../src/publish.js';
@@ -49,6 +50,27 @@ async function interruptedErase(store: FileStore, id: string): Promise<void> {
 
 const codeOf = (e: unknown): unknown => (e as { code?: unknown }).code;
 
+/** `journal`, whose every read of lines runs `after` (awaited) once it has yielded its last line. */
+function afterReads<J extends Journal>(journal: J, after: (range: SeqRange) => Promise<void>): J {
+  return new Proxy(journal, {
+    get(target, name, receiver) {
+      if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
+      return (range: SeqRange = {}) =>
+        (async function* () {
+          yield* target.lines(range);
+          await after(range);
+        })();
+    },
+  });
+}
+
+/** The fork `fork` of `store` verifies, and none of its lines holds the e-mail address in clear. */
+async function expectSealedFork(store: FileStore): Promise<void> {
+  expect((await store.verify('fork')).ok).toBe(true);
+  const buckets = join(store.root, 'fork', 'buckets');
+  for (const name of readdirSync(buckets)) expect(readFileSync(join(buckets, name), 'utf8')).not.toContain(EMAIL);
+}
+
 describe('a copy that meets an erase between its record and its rewrite', () => {
   it('a fork waits for the erase and copies the value sealed', async () => {
     const { store, id } = await pendingErasure();
@@ -60,9 +82,7 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
       ]);
       expect((await fork.head())?.seq).toBe(3);
       await fork.close();
-      expect((await store.verify('fork')).ok).toBe(true);
-      const buckets = join(store.root, 'fork', 'buckets');
-      for (const name of readdirSync(buckets)) expect(readFileSync(join(buckets, name), 'utf8')).not.toContain(EMAIL);
+      await expectSealedFork(store);
     } finally {
       await parent.close();
     }
@@ -74,23 +94,14 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
     const { store, id } = await pendingErasure();
     const parent = await store.open(id);
     let copies = 0;
-    const racing = new Proxy(parent, {
-      get(target, name, receiver) {
-        if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
-        return (range: { from?: number; to?: number }) =>
-          (async function* () {
-            yield* target.lines(range);
-            if (range.to === 3 && copies++ === 0) await resumeErasures(store, id);
-          })();
-      },
+    const racing = afterReads(parent, async (range) => {
+      if (range.to === 3 && copies++ === 0) await resumeErasures(store, id);
     });
     try {
       const fork = await store.fork(racing, { fromStep: 3, to: 'fork' });
       await fork.close();
       expect(copies).toBe(2);
-      expect((await store.verify('fork')).ok).toBe(true);
-      const buckets = join(store.root, 'fork', 'buckets');
-      for (const name of readdirSync(buckets)) expect(readFileSync(join(buckets, name), 'utf8')).not.toContain(EMAIL);
+      await expectSealedFork(store);
     } finally {
       await parent.close();
     }
@@ -131,15 +142,8 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
     const j = await store.create(id, { format: 'stepchain/v3' } as never);
     for (const i of [0, 1, 2]) await j.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
     let reads = 0;
-    const racing = new Proxy(j, {
-      get(target, name, receiver) {
-        if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
-        return (range: { from?: number; to?: number }) =>
-          (async function* () {
-            yield* target.lines(range);
-            if (reads++ === 0) await interruptedErase(store, id);
-          })();
-      },
+    const racing = afterReads(j, async () => {
+      if (reads++ === 0) await interruptedErase(store, id);
     });
     const out = join(store.root, 'p.tar');
     try {
