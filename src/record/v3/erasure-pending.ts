@@ -68,7 +68,7 @@ function parse(text: string): Record<string, unknown> | null {
 const LIVE_ERASE_WAITS = [20, 40, 80, 160, 320, 640];
 
 /**
- * Runs `attempt` (a fork or an export), trying again for a moment while it is refused ERASURE_PENDING. A live
+ * Runs `attempt` (a fork, an export or a publication), trying again for a moment while it is refused ERASURE_PENDING. A live
  * erase records its erasure and then carries it out under the journal lock, milliseconds apart; a copy that
  * read the journal in between would otherwise be refused with advice to resume an erase that is not
  * interrupted at all. An erasure still pending after the waits (about 1.3 s) was interrupted: refused then.
