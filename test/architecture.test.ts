@@ -182,8 +182,8 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
   'redact/v3-opening.ts': { why: 'past the bounds once formatted (issue 38)', fn: 82 },
   'redact/v3-public.ts': { why: 'past the bounds once formatted (issue 38)', lines: 490 },
   'redact/v3-publish.ts': {
-    why: 'past the bounds once formatted (issue 38); +3: pending erasures judged on the lines read (issue 32)',
-    fn: 118,
+    why: 'past the bounds once formatted (issue 38); +3: pending erasures judged on the lines read (issue 32); +3: and on the erasure records past the head (outsider 11)',
+    fn: 121,
   },
   'redact/verify.ts': { why: 'past the bounds once formatted (issue 38)', lines: 545 },
   'runtime/run.ts': { why: 'past the bounds once formatted (issue 38)', fn: 95 },

@@ -8,7 +8,6 @@ import { constants as fsConstants } from 'node:fs';
 import { chmod, open, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip, constants as zc } from 'node:zlib';
 import type { ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
 import {
@@ -27,6 +26,7 @@ import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
 import { afterLiveErasure } from '../record/v3/erasure-pending.js';
+import { deterministicGzip } from './gzip.js';
 
 export interface ExportOptions {
   /** Output path; gzip-compressed when it ends in .tar.gz or .tgz. */
@@ -70,7 +70,9 @@ export async function receiptInput(
   return {
     genesis: source.genesis,
     lines: () => source.lines({ from: 0, to }),
-    ...(to < head.seq ? { after: () => source.lines({ from: to + 1, to: head.seq }) } : {}),
+    // To the journal's end as it is when read, not the head read above: an erase may record its erasure past
+    // that head while the range is read, and the export must see the record (ERASURE.md §4.1, §6.5).
+    after: () => source.lines({ from: to + 1 }),
     journalLines: true,
     from,
     to,
@@ -111,7 +113,20 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
     ...(options.extra === undefined ? {} : { extra: options.extra }),
   };
   // An export that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
-  const plan = await afterLiveErasure(async () => planReceipt(await receiptInput(source, range)));
+  const plan = await afterLiveErasure(async () => {
+    try {
+      return await planReceipt(await receiptInput(source, range));
+    } catch (e) {
+      // A whole export splits an erasure only when an erase recorded it past the head read at the start and
+      // rewrote a line of the range before the export read it: the head moved, and the next try reads to it.
+      if (options.to !== undefined || !(e instanceof ReceiptError) || e.code !== 'RANGE_SPLITS_ERASURE') throw e;
+      throw new ReceiptError(
+        'SOURCE_CHANGED',
+        'the journal grew while it was exported: an erase recorded an erasure after the head this export read and carried it out in a step of the range; export again',
+        { cause: e },
+      );
+    }
+  });
   return writePlanToFile(plan, options.out);
 }
 
@@ -138,8 +153,10 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
     const handle = await open(tmp, 'wx', 0o644);
     const sink = handle.createWriteStream();
     const tar = Readable.from(writeReceipt(plan), { objectMode: false });
-    if (compressed) await pipeline(tar, deterministicGzip(), fixGzipHeader(), count, sink);
-    else await pipeline(tar, count, sink);
+    if (compressed) {
+      const [gzip, header] = deterministicGzip();
+      await pipeline(tar, gzip, header, count, sink);
+    } else await pipeline(tar, count, sink);
     await rename(tmp, out);
   } catch (e) {
     // The cleanup never hides the failure: with the folder missing or a file, rm itself fails (ENOTDIR).
@@ -160,29 +177,6 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
     head: m.head,
     entries: 1 + (plan.signatureBytes ? 1 : 0) + m.chain.length + m.blobs.length,
   };
-}
-
-/** Fixed options so the same tar gives the same .tar.gz on every run (with the same zlib). */
-function deterministicGzip(): Transform {
-  return createGzip({ level: 9, memLevel: 8, windowBits: 15, strategy: zc.Z_DEFAULT_STRATEGY, chunkSize: 64 * 1024 });
-}
-
-/**
- * zlib writes mtime 0 and no file name, but its OS byte (RFC 1952 §2.3.1) depends on the platform zlib was
- * built for; set it to 255 ("unknown") so the bytes do not depend on the machine.
- */
-function fixGzipHeader(): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      if (seen <= 9 && seen + chunk.length > 9) {
-        chunk = Buffer.from(chunk);
-        chunk[9 - seen] = 0xff;
-      }
-      seen += chunk.length;
-      cb(null, chunk);
-    },
-  });
 }
 
 /**

@@ -32,6 +32,11 @@ export type RedactErrorCode =
   | 'SOURCE_INVALID'
   /** An erasure the journal records is not yet carried out (ERASURE.md §4): run `stepchain erase --resume` first. */
   | 'ERASURE_PENDING'
+  /**
+   * The journal changed under the publication: an erase recorded its erasure past the head read at the start
+   * and carried it out in a line already read (ERASURE.md §4.1). `publish` tries again itself; run it again.
+   */
+  | 'SOURCE_CHANGED'
   /** A string a rule matched still appears in the published bytes (the policy selects it in one place, not another). */
   | 'LEAK_DETECTED'
   /** An envelope member (step_id, ts, the genesis), which is never redacted, matches a detector of the policy. */

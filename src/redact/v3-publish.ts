@@ -11,7 +11,7 @@ import { canonicalJson } from '../canonical/jcs.js';
 import type { Json, JsonObject } from '../canonical/json.js';
 import { MAX_LINE_BYTES } from '../canonical/limits.js';
 import { scanCanonical } from '../canonical/scan.js';
-import { describeProblem } from '../chain/report.js';
+import { describeProblem, type Problem } from '../chain/report.js';
 import type { ChainSource, StoredLine } from '../chain/source.js';
 import { ChainVerifier } from '../chain/verifier.js';
 import { formatOf } from '../record/formats.js';
@@ -44,6 +44,7 @@ import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
 import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
+import { ErasureSplit } from '../record/v3/erasure-split.js';
 
 export interface V3Publication {
   plan: ReceiptPlan;
@@ -99,8 +100,10 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   }[] = [];
   let segment: string | null = null;
   const erasures = new PendingErasures();
+  const split = new ErasureSplit();
   for await (const line of source.lines({ from: 0, to: head.seq })) {
     erasures.line(line.text);
+    split.inRange(line.text);
     if (line.segment !== segment) verifier.beginSegment(line.segment);
     segment = line.segment;
     verifier.line(line.text, true);
@@ -119,6 +122,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     });
   }
   const report = verifier.finish();
+  await readPastHead(source, head.seq, erasures, split, report.problems);
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
@@ -309,6 +313,35 @@ function baseElements(
     elements = r.elements;
   }
   return elements;
+}
+
+/**
+ * The journal's lines past the head read at the start, read for erasure records only (ERASURE.md §4.1): an
+ * erase may record one there while the publication reads. A line it read before the rewrite leaves that
+ * erasure pending for the lines read (refuseUnerased: ERASURE_PENDING, waited for); a line it read after holds
+ * an erased marker whose erasure record lies past the head, so the lines read alone do not verify: the head
+ * moved, and SOURCE_CHANGED has the publication read again to the new one (afterLiveErasure).
+ */
+async function readPastHead(
+  source: ChainSource,
+  headSeq: number,
+  erasures: PendingErasures,
+  split: ErasureSplit,
+  problems: readonly Problem[],
+): Promise<void> {
+  const onlyMarkers =
+    problems.length > 0 &&
+    problems.length <= split.open &&
+    problems.every((p) => p.code === 'ERASURE_UNRECORDED' && p.location.path !== undefined);
+  for await (const l of source.lines({ from: headSeq + 1 })) {
+    erasures.line(l.text, false);
+    if (onlyMarkers) split.after(l.text);
+  }
+  if (onlyMarkers && split.split() !== null)
+    throw new RedactError(
+      'SOURCE_CHANGED',
+      `the journal grew while it was published: an erase recorded an erasure after its head (seq ${headSeq}) and carried it out in a step already read; publish again`,
+    );
 }
 
 /** An erasure of a step the publication read in clear, recorded and not carried out: refused (ERASURE.md §4.1). */

@@ -86,7 +86,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
-  if (first === undefined && pending !== null) await refusePendingErasure(parent, fromStep, head.seq, pending);
+  if (first === undefined && pending !== null) await refusePendingErasure(parent, fromStep, pending);
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -106,16 +106,12 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
 
 /**
  * An erasure of a copied step recorded (in the prefix or later) but not carried out in the copied lines: the
- * fork would carry the value. `pending` has read the copied lines; the erasure records after them are read now.
+ * fork would carry the value. `pending` has read the copied lines; the erasure records after them are read now,
+ * to the journal's end as it is now: an erase that recorded its erasure after the copy began (past the head
+ * read then) and rewrote a line after the copy had read it is one the fork must see.
  */
-async function refusePendingErasure(
-  parent: Journal,
-  fromStep: number,
-  headSeq: number,
-  pending: PendingErasures,
-): Promise<void> {
-  if (headSeq > fromStep)
-    for await (const l of parent.lines({ from: fromStep + 1, to: headSeq })) pending.line(l.text, false);
+async function refusePendingErasure(parent: Journal, fromStep: number, pending: PendingErasures): Promise<void> {
+  for await (const l of parent.lines({ from: fromStep + 1 })) pending.line(l.text, false);
   const p = pending.first(fromStep);
   if (p !== null)
     throw new StoreError(

@@ -15,7 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
 import type { Journal, SeqRange } from '../../src/store/index.js';
-import { resumeErasures } from '../../src/erase.js';
+import { eraseValue, resumeErasures } from '../../src/erase.js';
 import { exportReceipt } from '../../src/index.js';
 import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -23,16 +23,27 @@ import { tempDir } from '../helpers/tmp.js';
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const EMAIL = 'lena.live@example.org';
 
-/** A v3 journal of three steps whose erasure of seq 1's /result/email (seq 3) is recorded, not carried out. */
-async function pendingErasure(): Promise<{ store: FileStore; id: string }> {
+/** A v3 journal of three steps, seq 1's /result/email holding EMAIL; left open. */
+async function threeSteps(): Promise<{ store: FileStore; id: string; journal: Journal }> {
   const store = new FileStore(tempDir('stepchain-erase-live-'));
   const id = 'live';
-  const j = await store.create(id, { format: 'stepchain/v3' } as never);
-  for (const i of [0, 1, 2]) await j.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
-  await j.close();
+  const journal = await store.create(id, { format: 'stepchain/v3' } as never);
+  for (const i of [0, 1, 2])
+    await journal.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
+  return { store, id, journal };
+}
+
+/** A v3 journal of three steps whose erasure of seq 1's /result/email (seq 3) is recorded, not carried out. */
+async function pendingErasure(): Promise<{ store: FileStore; id: string }> {
+  const { store, id, journal } = await threeSteps();
+  await journal.close();
   await interruptedErase(store, id);
   return { store, id };
 }
+
+/** The whole erase of seq 1's /result/email, recorded and carried out. */
+const liveErase = (store: FileStore, id: string) =>
+  eraseValue(store, id, { seq: 1, path: '/result/email', reason: 'GDPR Art. 17' });
 
 /** A real erase of seq 1's /result/email, SIGKILLed once it has appended its erasure record. */
 async function interruptedErase(store: FileStore, id: string): Promise<void> {
@@ -60,6 +71,24 @@ function afterReads<J extends Journal>(journal: J, after: (range: SeqRange) => P
           yield* target.lines(range);
           await after(range);
         })();
+    },
+  });
+}
+
+/** `journal`, whose first read of its head runs `after` (awaited) before answering. */
+function afterFirstHead<J extends Journal>(journal: J, after: () => Promise<void>): J {
+  let first = true;
+  return new Proxy(journal, {
+    get(target, name, receiver) {
+      if (name !== 'head') return Reflect.get(target, name, receiver) as unknown;
+      return async () => {
+        const head = await target.head();
+        if (first) {
+          first = false;
+          await after();
+        }
+        return head;
+      };
     },
   });
 }
@@ -134,16 +163,18 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
     expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
   });
 
-  it('a publication judges pending erasures on the lines it read, not on a read before them', async () => {
-    // The publisher checked the journal, then read it again to publish: an erase recorded in between (here, once
-    // the first read is done) gave a publication of the erasure record beside the value in clear.
-    const store = new FileStore(tempDir('stepchain-erase-live-'));
-    const id = 'live';
-    const j = await store.create(id, { format: 'stepchain/v3' } as never);
-    for (const i of [0, 1, 2]) await j.append({ step_id: `s${i}`, result: { email: i === 1 ? EMAIL : `r${i}@x.org` } });
-    let reads = 0;
-    const racing = afterReads(j, async () => {
-      if (reads++ === 0) await interruptedErase(store, id);
+  it('a publication judges pending erasures on the lines it read, and reads on past its head for them', async () => {
+    // The publisher checked the journal, then read it again to publish: an erase recorded in between gave a
+    // publication of the erasure record beside the value in clear. Then (outsider 11, #3) it read for erasure
+    // records only up to the head it read at the start: an erase recorded past it, once the lines were read,
+    // left the value in clear in a publication that exited 0. Here the erasure is recorded then, and carried
+    // out once the publisher has read past its head: it publishes again, from the new head, the value sealed.
+    const { store, id, journal } = await threeSteps();
+    const reads: SeqRange[] = [];
+    const racing = afterReads(journal, async (range) => {
+      reads.push(range);
+      if (reads.length === 1) await interruptedErase(store, id);
+      if (reads.length === 2) await resumeErasures(store, id);
     });
     const out = join(store.root, 'p.tar');
     try {
@@ -152,12 +183,95 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
         optIn: true,
         out,
       });
-      // What it read held no erasure: it publishes the journal as it was then, ending before the erasure record.
-      expect(published.original_head.seq).toBe(2);
+      expect(published.original_head.seq).toBe(3);
     } finally {
-      await j.close();
+      await journal.close();
     }
-    expect(reads).toBe(1);
+    expect(reads.slice(0, 2)).toEqual([{ from: 0, to: 2 }, { from: 3 }]);
+    expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+  });
+
+  it('a fork whose copy an erase records into past the head refuses to split it, never keeping the value', async () => {
+    // Outsider 11, #3: the fork read erasure records only up to the head it read at the start; an erase that
+    // recorded past it after the copy had read the target in clear (and rewrote the target then) gave a fork
+    // from step 2 holding the value, exit 0. Read to the end, the record is seen; copied again, the prefix
+    // holds the sealed target without its erasure record (ERASURE.md §6.5).
+    const { store, id, journal } = await threeSteps();
+    let reads = 0;
+    const racing = afterReads(journal, async () => {
+      reads++;
+      if (reads === 1) await interruptedErase(store, id);
+      if (reads === 2) await resumeErasures(store, id);
+    });
+    try {
+      const refused = await store.fork(racing, { fromStep: 2, to: 'fork' }).catch((e: unknown) => e);
+      expect(codeOf(refused)).toBe('RANGE_SPLITS_ERASURE');
+    } finally {
+      await journal.close();
+    }
+    expect((await store.list()).sort()).toEqual([id]);
+  });
+
+  it('an export whose read an erase records into past the head waits for it and holds the value sealed', async () => {
+    // The same race for a whole export: its check for pending erasures read only to the head it started from,
+    // and its second pass read the target as the first did (the erase not yet carried out): the value in clear.
+    const { store, id, journal } = await threeSteps();
+    let reads = 0;
+    const racing = afterReads(journal, async () => {
+      reads++;
+      if (reads === 1) await interruptedErase(store, id);
+      if (reads === 2) await resumeErasures(store, id);
+    });
+    const out = join(store.root, 'r.tar');
+    try {
+      const exported = await exportReceipt(racing, { out });
+      expect(exported.head.seq).toBe(3);
+    } finally {
+      await journal.close();
+    }
+    expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+  });
+
+  it('a whole export or publication that reads a line erased past its head reads again to the new head', async () => {
+    // Outsider 11, #1 and #2: an erase recorded and carried out between the head read and the line's read left
+    // the range with an erased marker whose record lies past its end: a valid journal called invalid
+    // (SOURCE_INVALID, CHAIN_INVALID ERASURE_UNRECORDED). The head moved: they read again, to the new one.
+    const { store, id, journal } = await threeSteps();
+    const erasing = afterFirstHead(journal, async () => void (await liveErase(store, id)));
+    try {
+      const out = join(store.root, 'r.tar');
+      expect((await exportReceipt(erasing, { out })).head.seq).toBe(3);
+      expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+    } finally {
+      await journal.close();
+    }
+    const second = await threeSteps();
+    const publishing = afterFirstHead(second.journal, async () => void (await liveErase(second.store, second.id)));
+    try {
+      const out = join(second.store.root, 'p.tar');
+      const published = await publish(publishing, {
+        policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+        optIn: true,
+        out,
+      });
+      expect(published.original_head.seq).toBe(3);
+      expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+    } finally {
+      await second.journal.close();
+    }
+  });
+
+  it('an export of a range that ends at the head it read, erased past it meanwhile, refuses to split the erasure', async () => {
+    // Outsider 11, #2 with --to: the range asked for ends before the erasure record, so it splits the erasure
+    // (ERASURE.md §6.5), which the exporter sees by reading on past it; it was CHAIN_INVALID on a valid journal.
+    const { store, id, journal } = await threeSteps();
+    const erasing = afterFirstHead(journal, async () => void (await liveErase(store, id)));
+    try {
+      const refused = await exportReceipt(erasing, { out: join(store.root, 'r.tar'), to: 2 }).catch((e: unknown) => e);
+      expect(codeOf(refused)).toBe('RANGE_SPLITS_ERASURE');
+    } finally {
+      await journal.close();
+    }
   });
 
   it('an erase that stays interrupted is refused ERASURE_PENDING after the wait, and nothing is left behind', async () => {

@@ -68,17 +68,21 @@ function parse(text: string): Record<string, unknown> | null {
 const LIVE_ERASE_WAITS = [20, 40, 80, 160, 320, 640];
 
 /**
- * Runs `attempt` (a fork, an export or a publication), trying again for a moment while it is refused ERASURE_PENDING. A live
- * erase records its erasure and then carries it out under the journal lock, milliseconds apart; a copy that
- * read the journal in between would otherwise be refused with advice to resume an erase that is not
- * interrupted at all. An erasure still pending after the waits (about 1.3 s) was interrupted: refused then.
+ * Runs `attempt` (a fork, an export or a publication), trying again for a moment while a live erase refuses it.
+ * A live erase records its erasure and then carries it out under the journal lock, milliseconds apart; a copy
+ * that read the journal in between would otherwise be refused with advice to resume an erase that is not
+ * interrupted at all (ERASURE_PENDING), and one that read the rewritten line but only up to the head it read
+ * before the erasure record was appended would find the line's erasure past its end (SOURCE_CHANGED: the head
+ * moved; the next try reads to the new one). An erasure still pending after the waits (about 1.3 s) was
+ * interrupted: refused then.
  */
 export async function afterLiveErasure<T>(attempt: () => Promise<T>): Promise<T> {
   for (const wait of LIVE_ERASE_WAITS) {
     try {
       return await attempt();
     } catch (e) {
-      if ((e as { code?: unknown } | null)?.code !== 'ERASURE_PENDING') throw e;
+      const code = (e as { code?: unknown } | null)?.code;
+      if (code !== 'ERASURE_PENDING' && code !== 'SOURCE_CHANGED') throw e;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
