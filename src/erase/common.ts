@@ -51,6 +51,34 @@ export interface ErasureOutcome {
   wal_truncated?: boolean;
 }
 
+/** How many times an erase across a store lists it again for journals that appeared while it ran. */
+const MAX_LISTINGS = 8;
+
+/**
+ * Calls `each` for every journal of the store that is not the store's own (`_…`), then lists the store again
+ * and calls it for the journals that appeared meanwhile, until a listing shows none new (spec/ERASURE.md §6):
+ * a fork being made of a journal while the erase ran was not in the first listing, and holds the value when
+ * it copied the record before the rewrite.
+ */
+export async function forEachJournal(
+  store: { list(): Promise<string[]> },
+  report: StoreErasureReport,
+  each: (id: string) => Promise<void>,
+): Promise<void> {
+  const seen = new Set<string>();
+  for (let listing = 0; listing < MAX_LISTINGS; listing++) {
+    const fresh = (await store.list()).filter((id) => !id.startsWith('_') && !seen.has(id));
+    if (fresh.length === 0) return;
+    for (const id of fresh) {
+      seen.add(id);
+      // One journal that cannot be searched (unreadable, corrupt) is reported; the others are still erased.
+      await each(id).catch((e: unknown) => {
+        report.failed.push({ journal: id, seq: -1, path: '', error: e instanceof Error ? e.message : String(e) });
+      });
+    }
+  }
+}
+
 /** The outcome of an erasure carried out (by this call, or `resumed`: one recorded earlier), from its erasure record. */
 export function outcomeOf(
   journal: string,
@@ -85,6 +113,18 @@ async function gate(): Promise<void> {
   delete process.env.STEPCHAIN_TEST_ERASE_GATE;
   writeFileSync(`${file}.ready`, '');
   while (!existsSync(file)) await delay(5);
+}
+
+/**
+ * The erasure record's step_id: its name (erasureStepId), or, when a record of the journal already holds it,
+ * the name with `:2`, `:3`, … (ERASURE.md §3). Any record holding it by now is not this erasure's (a pending one
+ * of the same unit sends the erase back first): one written before the reservation of §3.1, or by another
+ * program. Outsider 12, 5: such a record made every erase of that unit fail STEP_ID_CONFLICT, for good.
+ */
+function freeStepId(name: string, taken: ReadonlySet<string>): string {
+  let id = name;
+  for (let n = 2; taken.has(id); n++) id = `${name}:${n}`;
+  return id;
 }
 
 /** The erasure record's step_id: one per (target, digest), so a retried erase appends nothing twice. */
@@ -124,6 +164,20 @@ export function stuckOrThrow(
   });
 }
 
+/**
+ * Why a recorded erasure cannot be carried out before anything is read for it: its target is not a record
+ * earlier than itself (one past the journal's end, or later: appended by hand, verify says ERASURE_MISMATCH,
+ * ERASURE.md §5 step 4); else null. Outsider 12, 4: one naming a seq past the end made every erase crash.
+ */
+export function targetNotEarlier(p: { seq: number; input: { target: number; path: string } }): ErasureError | null {
+  if (p.input.target < p.seq) return null;
+  return new ErasureError(
+    'ERASURE_TARGET_INVALID',
+    `the erasure record at seq ${p.seq} names seq ${p.input.target}, which is not an earlier record`,
+    p.input.path,
+  );
+}
+
 export interface MatchRequest {
   /** A JSON Pointer with `*` for any member name or index: `/result/email`, `/input/messages/*\/content`. */
   matchPath: string;
@@ -138,7 +192,7 @@ export interface StoreErasureReport {
   /** v1/v2 journals, which cannot erase one value: listed, never silently skipped. */
   journals_not_v3: string[];
   erased: ErasureOutcome[];
-  /** Matches that could not be erased, with why. */
+  /** Matches that could not be erased, with why; seq -1 and path "": a journal that could not be searched. */
   failed: { journal: string; seq: number; path: string; error: string }[];
 }
 
@@ -274,7 +328,10 @@ export async function appendErasure(
   // (a signed decision's unit only when the decision already counts as none, erase/decision.ts).
   eraseUnit(record, req.path, stepId, digest, await decisionVoided(journal, text, req.path));
   let after = head?.seq ?? -1;
+  // The step_ids this erasure's name (and its fallbacks) already hold: see freeStepId.
+  const taken = new Set<string>();
   for await (const l of journal.lines({ to: after })) {
+    if (l.text.includes(`"step_id":"${stepId}`)) taken.add((JSON.parse(l.text) as { step_id: string }).step_id);
     const e = erasureOf(l.text);
     if (e?.input.target !== req.seq || !nested(e.input.path, req.path) || hasMarker(record, e.step_id)) continue;
     if (!stuck.has(e.step_id)) return 'again';
@@ -291,7 +348,14 @@ export async function appendErasure(
   for (;;) {
     try {
       // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
-      const step = { step_id: stepId, kind: ERASURE_KIND, ref: null, input: input as never, result: null, error: null };
+      const step = {
+        step_id: freeStepId(stepId, taken),
+        kind: ERASURE_KIND,
+        ref: null,
+        input: input as never,
+        result: null,
+        error: null,
+      };
       Object.defineProperty(step, ERASURE_WRITER, { value: true });
       return { appended: await journal.append(step, { after }), input };
     } catch (e) {

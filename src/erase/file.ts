@@ -22,7 +22,9 @@ import {
   fault,
   hasMarker,
   matchesIn,
+  forEachJournal,
   matchPattern,
+  targetNotEarlier,
   outcomeOf,
   stuckOrThrow,
   type StuckErasure,
@@ -34,7 +36,14 @@ import {
   type ErasureFirst,
 } from './common.js';
 import { decisionVoided } from './decision.js';
-import { ERASURE_KIND, erasureInputOf, eraseUnit, ERASED_MARKER, type ErasureInput } from '../record/v3/erasure.js';
+import {
+  ERASURE_KIND,
+  ErasureError,
+  erasureInputOf,
+  eraseUnit,
+  ERASED_MARKER,
+  type ErasureInput,
+} from '../record/v3/erasure.js';
 
 const STALE_MS = 10_000;
 
@@ -125,7 +134,11 @@ async function completeErasure(
     const file = paths.bucket(first);
     const lines = (await readFile(file, 'utf8')).split('\n');
     const i = t.target - first;
-    const record = JSON.parse(lines[i]!) as Record<string, unknown>;
+    // A record naming a target the journal does not hold (one appended by hand: verify says ERASURE_MISMATCH)
+    // cannot be carried out: it stays pending and is reported, like one naming no unit (ERASURE.md §4.1).
+    if (lines[i] === undefined || lines[i] === '')
+      throw new ErasureError('ERASURE_TARGET_INVALID', `the journal holds no record at seq ${t.target}`, t.path);
+    const record = JSON.parse(lines[i]) as Record<string, unknown>;
     if (hasMarker(record, stepId)) return [];
     const erased = eraseUnit(record, t.path, stepId, t.digest, voidedDecision);
     lines[i] = erased.line.slice(0, -1);
@@ -213,6 +226,11 @@ export async function resumeErasures(
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
+    const invalid = targetNotEarlier(p);
+    if (invalid !== null) {
+      stuckOrThrow(invalid, id, p, stuck);
+      continue;
+    }
     let deleted: string[];
     try {
       deleted = await completeErasure(paths, p.step_id, p.input, await voidedIn(store, id, paths, p.input));
@@ -235,14 +253,13 @@ export async function eraseMatching(
   const pattern = matchPattern(req.matchPath);
   const want = JSON.stringify(req.value);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
-  for (const id of await store.list()) {
-    if (id.startsWith('_')) continue;
+  await forEachJournal(store, report, async (id) => {
     report.journals_scanned++;
     const paths = new JournalPaths(join(store.root, id));
     const meta = await readFile(join(paths.dir, 'journal.json'), 'utf8').catch(() => '');
     if (!meta.includes(`"format":"${FORMAT_V3}"`)) {
       report.journals_not_v3.push(id);
-      continue;
+      return;
     }
     report.erased.push(...(await resumeErasures(store, id)));
     const found: { seq: number; path: string }[] = [];
@@ -271,6 +288,6 @@ export async function eraseMatching(
         });
       }
     }
-  }
+  });
   return report;
 }

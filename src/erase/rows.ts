@@ -17,7 +17,9 @@ import {
   fault,
   hasMarker,
   matchesIn,
+  forEachJournal,
   matchPattern,
+  targetNotEarlier,
   outcomeOf,
   stuckOrThrow,
   type StuckErasure,
@@ -102,6 +104,11 @@ async function resumeOpen(
   const out: ErasureOutcome[] = [];
   for (const p of pending) {
     if (sealedBy.has(p.step_id)) continue;
+    const invalid = targetNotEarlier(p);
+    if (invalid !== null) {
+      stuckOrThrow(invalid, id, p, stuck);
+      continue;
+    }
     let done: Awaited<ReturnType<typeof completeErasure>>;
     try {
       done = await completeErasure(journal, p.step_id, p.input);
@@ -185,14 +192,13 @@ export async function eraseRowMatching(
   // A cheap filter: a matching value's JSON text is in the line (a string: its text without the quotes).
   const needle = want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want;
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
-  for (const id of await store.list()) {
-    if (id.startsWith('_')) continue;
+  await forEachJournal(store, report, async (id) => {
     report.journals_scanned++;
     const journal = await openForErasure(store, id);
     try {
       if (journal.genesis.format !== FORMAT_V3) {
         report.journals_not_v3.push(id);
-        continue;
+        return;
       }
       // One pass: the journal's interrupted erasures and the lines that match.
       const found: { seq: number; path: string }[] = [];
@@ -223,6 +229,6 @@ export async function eraseRowMatching(
     } finally {
       await journal.close();
     }
-  }
+  });
   return report;
 }

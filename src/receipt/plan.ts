@@ -250,7 +250,7 @@ class ChainMeasure {
     if (p !== null)
       throw new ReceiptError(
         'ERASURE_PENDING',
-        describePending(p, '<journal>', `export steps ${this.input.from}..${this.input.to}`),
+        describePending(p, null, `export steps ${this.input.from}..${this.input.to}`),
       );
   }
 

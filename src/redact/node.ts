@@ -35,7 +35,7 @@ import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
 import { planV3Publication } from './v3-publish.js';
-import { afterLiveErasure } from '../record/v3/erasure-pending.js';
+import { afterLiveErasure, describeErasedSince, erasedSince } from '../record/v3/erasure-pending.js';
 import { formatOf } from '../record/formats.js';
 import {
   publishedReceiptHooks,
@@ -275,14 +275,21 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
   }
   const policy = await loadPolicy(options.policy);
   const sign = options.sign === undefined ? undefined : await signingKey(options.sign);
-  const pub = await afterLiveErasure(() =>
-    planV3Publication(source, {
+  const { pub, result } = await afterLiveErasure(async () => {
+    const pub = await planV3Publication(source, {
       policy,
       ...(sign === undefined ? {} : { sign }),
       ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
-    }),
-  );
-  const result = await writePlanToFile(pub.plan, options.out);
+    });
+    const result = await writePlanToFile(pub.plan, options.out);
+    // An erase that committed while the file was written and moved into place: withdrawn, and published again.
+    const p = await erasedSince(source.lines({ from: pub.checkedTo + 1 }), 0, pub.head.seq);
+    if (p === null) return { pub, result };
+    await rm(options.out, { force: true });
+    throw new RedactError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
+      hint: 'publish again once the erase is done',
+    });
+  });
   return {
     ...result,
     redactions: pub.declarations.length,

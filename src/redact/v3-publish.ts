@@ -51,6 +51,8 @@ export interface V3Publication {
   publication: PublicationBlockV3;
   /** The head, the same in the journal and in the public receipt. */
   head: { seq: number; step_hash: string };
+  /** The last seq of the journal read for erasure records (past the head): where a check once written reads on. */
+  checkedTo: number;
   /** Every withheld unit with its digest and salt (private: each salt opens its unit, §13.7). */
   withheld: (V3Withheld | V3PartWithheld)[];
   /** Every declaration, in manifest order. */
@@ -122,7 +124,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     });
   }
   const report = verifier.finish();
-  await readPastHead(source, head.seq, erasures, split, report.problems);
+  const checkedTo = await readPastHead(source, head.seq, erasures, split, report.problems);
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
@@ -191,6 +193,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
     plan,
     publication,
     head: { seq: head.seq, step_hash: head.step_hash },
+    checkedTo,
     withheld,
     declarations,
     lines: lines.map((l) => l.text),
@@ -328,7 +331,8 @@ async function readPastHead(
   erasures: PendingErasures,
   split: ErasureSplit,
   problems: readonly Problem[],
-): Promise<void> {
+): Promise<number> {
+  let checkedTo = headSeq;
   const onlyMarkers =
     problems.length > 0 &&
     problems.length <= split.open &&
@@ -336,19 +340,21 @@ async function readPastHead(
   for await (const l of source.lines({ from: headSeq + 1 })) {
     erasures.line(l.text, false);
     if (onlyMarkers) split.after(l.text);
+    checkedTo = l.seq;
   }
   if (onlyMarkers && split.split() !== null)
     throw new RedactError(
       'SOURCE_CHANGED',
       `the journal grew while it was published: an erase recorded an erasure after its head (seq ${headSeq}) and carried it out in a step already read; publish again`,
     );
+  return checkedTo;
 }
 
 /** An erasure of a step the publication read in clear, recorded and not carried out: refused (ERASURE.md §4.1). */
 function refuseUnerased(erasures: PendingErasures, headSeq: number): void {
   const p = erasures.first(headSeq);
   if (p !== null)
-    throw new RedactError('ERASURE_PENDING', describePending(p, '<journal>', 'publish'), {
+    throw new RedactError('ERASURE_PENDING', describePending(p, null, 'publish'), {
       location: { seq: p.target },
     });
 }

@@ -10,7 +10,7 @@ import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
-import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
+import { PendingErasures, describeErasedSince, describePending, erasedSince } from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -22,8 +22,14 @@ export interface PrefixSink {
   part?(address: string, bytes: Uint8Array): Promise<void> | void;
 }
 
+/** A copied prefix: the fork's lineage, and the last seq of the parent read for erasure records (see confirmUnerased). */
+export interface CopiedPrefix {
+  lineage: Lineage;
+  checkedTo: number;
+}
+
 /** Streams the parent's steps 0..fromStep into `sink`; returns the fork's lineage. */
-export async function copyPrefix(parent: Journal, fromStep: number, sink: PrefixSink): Promise<Lineage> {
+export async function copyPrefix(parent: Journal, fromStep: number, sink: PrefixSink): Promise<CopiedPrefix> {
   assertSeq('fromStep', fromStep);
   const head = await parent.head();
   if (head === null || fromStep > head.seq) {
@@ -86,7 +92,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       `cannot fork journal ${parent.id} from step ${fromStep}: ${describeSplit(split.split()!, `a fork from step ${fromStep}`, 'fork from')}`,
       { location: { seq: fromStep } },
     );
-  if (first === undefined && pending !== null) await refusePendingErasure(parent, fromStep, pending);
+  const checkedTo = first === undefined && pending ? await refusePendingErasure(parent, fromStep, pending) : fromStep;
   if (first !== undefined || count !== fromStep + 1 || report.head === null) {
     throw new StoreError(
       'JOURNAL_CORRUPT',
@@ -96,12 +102,26 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
       { hint: 'run verify on the parent' },
     );
   }
-  return {
-    parent_journal: parent.id,
-    parent_genesis_hash: genesisHash(parent.genesis),
-    from_step: fromStep,
-    parent_step_hash: report.head,
-  };
+  const lineage = { parent_journal: parent.id, parent_genesis_hash: genesisHash(parent.genesis) };
+  return { lineage: { ...lineage, from_step: fromStep, parent_step_hash: report.head }, checkedTo };
+}
+
+/**
+ * Called once the fork is in place (renamed, committed): refuses ERASURE_PENDING, for the caller to remove the
+ * fork, when the parent has recorded, past `checkedTo`, an erasure of a copied step (ERASURE.md §4.1). Such a
+ * record was appended after the copy had read that step, so the fork holds it as it was, value included; an
+ * erase that committed while the fork was being made durable and put in place would otherwise find, once done,
+ * a new copy of what it erased (outsider 12, 1–2).
+ */
+export async function confirmUnerased(parent: Journal, fromStep: number, checkedTo: number): Promise<void> {
+  if (!capabilitiesOf(parent.genesis).erasure) return;
+  const p = await erasedSince(parent.lines({ from: checkedTo + 1 }), 0, fromStep);
+  if (p !== null)
+    throw new StoreError(
+      'ERASURE_PENDING',
+      `journal ${parent.id}: ${describeErasedSince(p, `its fork from step ${fromStep} was being made`)}`,
+      { location: { seq: p.target }, hint: `fork again once the erase of journal ${parent.id} is done` },
+    );
 }
 
 /**
@@ -110,8 +130,12 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
  * to the journal's end as it is now: an erase that recorded its erasure after the copy began (past the head
  * read then) and rewrote a line after the copy had read it is one the fork must see.
  */
-async function refusePendingErasure(parent: Journal, fromStep: number, pending: PendingErasures): Promise<void> {
-  for await (const l of parent.lines({ from: fromStep + 1 })) pending.line(l.text, false);
+async function refusePendingErasure(parent: Journal, fromStep: number, pending: PendingErasures): Promise<number> {
+  let checkedTo = fromStep;
+  for await (const l of parent.lines({ from: fromStep + 1 })) {
+    pending.line(l.text, false);
+    checkedTo = l.seq;
+  }
   const p = pending.first(fromStep);
   if (p !== null)
     throw new StoreError(
@@ -122,6 +146,7 @@ async function refusePendingErasure(parent: Journal, fromStep: number, pending: 
         hint: `run stepchain erase ${parent.id} --resume, then fork again`,
       },
     );
+  return checkedTo;
 }
 
 /**

@@ -148,7 +148,7 @@ export class MemoryStore implements Store {
     const lines: string[] = [];
     const blobs = new Map<string, Uint8Array>();
     const copiedParts: PartPayload[] = [];
-    const lineage = await copyPrefix(parent, options.fromStep, {
+    const { lineage } = await copyPrefix(parent, options.fromStep, {
       line: (text) => void lines.push(text),
       blob: (digest, bytes) => void blobs.set(digest, bytes.slice()),
       part: (address, bytes) => void copiedParts.push({ address, bytes: bytes.slice(), indexKey: '' }),

@@ -15,7 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
 import type { Journal, SeqRange } from '../../src/store/index.js';
-import { eraseValue, resumeErasures } from '../../src/erase.js';
+import { eraseMatching, eraseValue, resumeErasures } from '../../src/erase.js';
 import { exportReceipt } from '../../src/index.js';
 import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -271,6 +271,101 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
       expect(codeOf(refused)).toBe('RANGE_SPLITS_ERASURE');
     } finally {
       await journal.close();
+    }
+  });
+
+  it('a fork, an export or a publication an erase commits into after its last check withdraws its output', async () => {
+    // Outsider 12, 1 and 3: the last read for erasure records came before the output was made durable and put in
+    // place; an erase that committed in between (slowed fsyncs or rename) found, once done, a new fork or file
+    // holding the value, exit 0. Here the erase runs to completion right after that read: each checks again
+    // once its output is in place, withdraws it, and makes it again from the journal as erased.
+    const cases: [string, number, (j: Journal, root: string) => Promise<unknown>][] = [
+      ['fork', 2, async (j) => store0!.fork(j, { fromStep: 2, to: 'fork' })],
+      ['export', 4, async (j, root) => exportReceipt(j, { out: join(root, 'r.tar') })],
+      [
+        'publish',
+        2,
+        async (j, root) =>
+          publish(j, {
+            policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+            optIn: true,
+            out: join(root, 'r.tar'),
+          }),
+      ],
+    ];
+    let store0: FileStore | null = null;
+    for (const [what, lastCheck, copy] of cases) {
+      const { store, id, journal } = await threeSteps();
+      store0 = store;
+      let reads = 0;
+      const racing = afterReads(journal, async () => {
+        if (++reads === lastCheck) await liveErase(store, id);
+      });
+      const outcome = await copy(racing, store.root).then(
+        () => 'made',
+        (e: unknown) => codeOf(e),
+      );
+      await journal.close();
+      if (what === 'fork') {
+        // Made again after the erasure, a fork from step 2 would end between seq 1 and its erasure record (§6.5).
+        expect(outcome, what).toBe('RANGE_SPLITS_ERASURE');
+        expect((await store.list()).sort(), what).toEqual([id]);
+      } else {
+        expect(outcome, what).toBe('made');
+        const bytes = readFileSync(join(store.root, 'r.tar'));
+        expect(bytes.includes(Buffer.from(EMAIL)), what).toBe(false);
+        expect(bytes.includes(Buffer.from('"kind":"erasure"')), what).toBe(true);
+      }
+    }
+  });
+
+  it('an export whose two passes an erase falls between reads again instead of refusing SOURCE_CHANGED', async () => {
+    // Outsider 12, 6: a whole export racing a live erase failed "grew between the export's passes" 4 runs in 5.
+    // Here the erase completes between the first pass's check past the head and the second pass.
+    const { store, id, journal } = await threeSteps();
+    let reads = 0;
+    const racing = afterReads(journal, async () => {
+      if (++reads === 2) await liveErase(store, id);
+    });
+    const out = join(store.root, 'r.tar');
+    try {
+      expect((await exportReceipt(racing, { out })).head.seq).toBe(3);
+    } finally {
+      await journal.close();
+    }
+    expect(readFileSync(out).includes(Buffer.from(EMAIL))).toBe(false);
+  });
+
+  it('an erase across a store searches the journals that appeared while it ran (a fork made meanwhile)', async () => {
+    // Outsider 12, 2: a fork being made when `erase --match-path` listed the store was not searched, and
+    // appeared afterwards holding the value; the erase had reported the store done.
+    class ForkDuringListing extends FileStore {
+      private listings = 0;
+      override async list(): Promise<string[]> {
+        const ids = await super.list();
+        if (this.listings++ === 0) {
+          const parent = await this.open('live');
+          await (await this.fork(parent, { fromStep: 2, to: 'made-meanwhile' })).close();
+          await parent.close();
+        }
+        return ids;
+      }
+    }
+    const { store, id, journal } = await threeSteps();
+    await journal.close();
+    const racing = new ForkDuringListing(store.root);
+    const report = await eraseMatching(racing, {
+      matchPath: '/result/email',
+      value: EMAIL,
+      reason: 'GDPR Art. 17',
+    });
+    expect(report.journals_scanned).toBe(2);
+    expect(report.erased.map((o) => o.journal).sort()).toEqual([id, 'made-meanwhile']);
+    expect(report.failed).toEqual([]);
+    for (const j of [id, 'made-meanwhile']) {
+      expect((await store.verify(j)).ok).toBe(true);
+      for (const name of readdirSync(join(store.root, j, 'buckets')))
+        expect(readFileSync(join(store.root, j, 'buckets', name), 'utf8')).not.toContain(EMAIL);
     }
   });
 

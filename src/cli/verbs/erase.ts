@@ -83,8 +83,7 @@ export const eraseVerb: Verb = {
       if (out.json) out.document('erase', { ok: report.failed.length === 0, ...report });
       else {
         for (const o of report.erased) say(o);
-        for (const f of report.failed)
-          out.say(out.style('red', `failed ${inline(f.journal)} seq ${f.seq} ${inline(f.path)}: ${inline(f.error)}`));
+        for (const f of report.failed) out.say(out.style('red', failedLine(f)));
         if (report.journals_not_v3.length)
           out.say(
             `${report.journals_not_v3.length} journal(s) are not stepchain/v3 and were not searched: ${report.journals_not_v3.map(inline).join(', ')}`,
@@ -158,4 +157,10 @@ function sayOutcome(out: { say(text: string): void }, o: ErasureOutcome): void {
     out.say(
       `  the same value is also at seq ${p.seq} ${inline(p.path)} (not erased: erase it too with --seq ${p.seq} --path ${inline(p.path)})`,
     );
+}
+
+/** One match that could not be erased, or (seq -1) one journal that could not be searched. */
+function failedLine(f: { journal: string; seq: number; path: string; error: string }): string {
+  const where = f.seq < 0 ? inline(f.journal) : `${inline(f.journal)} seq ${f.seq} ${inline(f.path)}`;
+  return `failed ${where}: ${inline(f.error)}`;
 }

@@ -50,9 +50,34 @@ export class PendingErasures {
   }
 }
 
-/** What to say: which erasure is pending, and to resume it first. */
-export function describePending(p: PendingErasure, journal: string, doing: string): string {
-  return `cannot ${doing}: the erasure of ${p.path} in seq ${p.target}, recorded at seq ${p.seq}, is not yet carried out (an erase was interrupted), so the value would be carried out in clear; run \`stepchain erase ${journal} --resume\` first`;
+/**
+ * The first erasure recorded in `later` — a journal's lines past the last one a copy of steps `from..to` read for
+ * erasure records — of a step of that range: appended after the copy had read the step, so the copy holds
+ * the value (ERASURE.md §4.1). A fork, a receipt or a publication asks once its output is in place, and
+ * withdraws it when there is one: an erase may commit while the output is being made durable and moved there.
+ */
+export async function erasedSince(
+  later: AsyncIterable<{ text: string }>,
+  from: number,
+  to: number,
+): Promise<PendingErasure | null> {
+  const pending = new PendingErasures();
+  for await (const l of later) pending.line(l.text, false);
+  return pending.first(to, from);
+}
+
+/** What to say when a copy is withdrawn because an erase recorded an erasure of it meanwhile (erasedSince). */
+export function describeErasedSince(p: PendingErasure, doing: string): string {
+  return `the erasure of ${p.path} in seq ${p.target} was recorded (at seq ${p.seq}) while ${doing}, which held the value: it is withdrawn`;
+}
+
+/**
+ * What to say: which erasure is pending, and to resume it first. `journal` null: the caller knows the journal
+ * only as a source (an export, a publication), and the command is named without it.
+ */
+export function describePending(p: PendingErasure, journal: string | null, doing: string): string {
+  const resume = journal === null ? '`stepchain erase <journal> --resume`' : `\`stepchain erase ${journal} --resume\``;
+  return `cannot ${doing}: the erasure of ${p.path} in seq ${p.target}, recorded at seq ${p.seq}, is not yet carried out, so the value would be carried out in clear; an erase was interrupted, or is still running after the wait: when none is running, run ${resume} first`;
 }
 
 function parse(text: string): Record<string, unknown> | null {

@@ -12,7 +12,7 @@ import { makeGenesis } from '../../record/index.js';
 import { StoreError, ioError } from '../errors.js';
 import { FileJournal, type FileJournalOptions } from './journal.js';
 import type { FsyncMode } from './writer.js';
-import { copyPrefix } from '../fork.js';
+import { confirmUnerased, copyPrefix } from '../fork.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
 import { assertJournalId, intOption, isJournalId } from '../ids.js';
@@ -239,8 +239,9 @@ export class FileStore implements Store {
     };
     const durable = this.journalOptions.fsync !== 'none';
     // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
-    await afterLiveErasure(() =>
-      this.build(options.to, async (staging) => {
+    await afterLiveErasure(async () => {
+      let checkedTo = options.fromStep;
+      await this.build(options.to, async (staging) => {
         let fh: import('node:fs/promises').FileHandle | null = null;
         let cursor: SegmentCursor = { first: 0, size: 0 };
         let parts: Buffer[] = [];
@@ -259,7 +260,7 @@ export class FileStore implements Store {
           }
         };
         try {
-          const lineage = await copyPrefix(parent, options.fromStep, {
+          const copied = await copyPrefix(parent, options.fromStep, {
             line: async (text, seq) => {
               const buf = Buffer.from(text + '\n', 'utf8');
               const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
@@ -285,6 +286,8 @@ export class FileStore implements Store {
             },
           });
           await closeBucket();
+          const lineage = copied.lineage;
+          checkedTo = copied.checkedTo;
           await writeNew(
             join(staging, HEAD_FILE),
             serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
@@ -294,8 +297,12 @@ export class FileStore implements Store {
         } finally {
           if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
         }
-      }),
-    );
+      });
+      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
+        await this.remove(options.to);
+        throw e;
+      });
+    });
     return this.open(options.to);
   }
 

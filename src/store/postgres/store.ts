@@ -7,7 +7,8 @@ import { PostgresPartStore } from './parts.js';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
-import { copyPrefix } from '../fork.js';
+import { confirmUnerased, copyPrefix } from '../fork.js';
+import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
@@ -327,42 +328,55 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
       segmentBytes: parent.config.segmentBytes,
     };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
-    const made = await this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
-      await client.query('BEGIN');
-      try {
-        const key = await insertJournal(client, ctx.tables, to, serializeMeta(draft), genesisHash(parent.genesis));
-        if (key === null) throw this.taken(to);
-        let pending: NewLine[] = [];
-        let cursor: SegmentCursor = { first: 0, size: 0 };
-        const lineage = await copyPrefix(parent, options.fromStep, {
-          line: async (text, seq) => {
-            cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-            pending.push({
-              seq,
-              bucket: cursor.first,
-              stepId: (JSON.parse(text) as { step_id: string }).step_id,
-              text,
-            });
-            if (pending.length >= 1000) {
-              await insertLines(client, ctx.tables, key, pending);
-              pending = [];
-            }
-          },
-          blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
-          // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
-          part: (address, bytes) =>
-            new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
-        });
-        await insertLines(client, ctx.tables, key, pending);
-        const meta: JournalMeta = { ...draft, lineage };
-        await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
-        await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
-        await client.query('COMMIT');
-        return { key, meta };
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
+    let checkedTo = options.fromStep;
+    const fork = async (): Promise<{ key: number; meta: JournalMeta }> =>
+      this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
+        await client.query('BEGIN');
+        try {
+          const key = await insertJournal(client, ctx.tables, to, serializeMeta(draft), genesisHash(parent.genesis));
+          if (key === null) throw this.taken(to);
+          let pending: NewLine[] = [];
+          let cursor: SegmentCursor = { first: 0, size: 0 };
+          const copied = await copyPrefix(parent, options.fromStep, {
+            line: async (text, seq) => {
+              cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
+              pending.push({
+                seq,
+                bucket: cursor.first,
+                stepId: (JSON.parse(text) as { step_id: string }).step_id,
+                text,
+              });
+              if (pending.length >= 1000) {
+                await insertLines(client, ctx.tables, key, pending);
+                pending = [];
+              }
+            },
+            blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
+            // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
+            part: (address, bytes) =>
+              new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
+          });
+          await insertLines(client, ctx.tables, key, pending);
+          const lineage = copied.lineage;
+          checkedTo = copied.checkedTo;
+          const meta: JournalMeta = { ...draft, lineage };
+          await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
+          await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
+          await client.query('COMMIT');
+          return { key, meta };
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw e;
+        }
+      });
+    // Checked again once committed, as every store's fork is (store/fork.ts confirmUnerased); a live erase is waited for.
+    const made = await afterLiveErasure(async () => {
+      const committed = await fork();
+      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
+        await this.remove(to);
         throw e;
-      }
+      });
+      return committed;
     });
     return new PostgresJournal(ctx, to, made.key, made.meta, false);
   }

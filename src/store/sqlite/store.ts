@@ -9,7 +9,8 @@ import { resolve } from 'node:path';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
-import { copyPrefix } from '../fork.js';
+import { confirmUnerased, copyPrefix } from '../fork.js';
+import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
@@ -178,29 +179,47 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
       segmentBytes: parent.config.segmentBytes,
     };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
-    const made = await this.ctx.db.write(`forking journal ${parent.id} into ${to}`, async (db) => {
-      const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
-      if (key === null) throw this.taken(to);
-      let pending: NewLine[] = [];
-      let cursor: SegmentCursor = { first: 0, size: 0 };
-      const lineage = await copyPrefix(parent, options.fromStep, {
-        line: async (text, seq) => {
-          cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-          pending.push({ seq, bucket: cursor.first, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
-          if (pending.length >= 1000) {
-            insertLines(db, key, pending);
-            pending = [];
-          }
-        },
-        blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
-        // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
-        part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
+    let checkedTo = options.fromStep;
+    const fork = async (): Promise<{ key: number; meta: JournalMeta }> =>
+      this.ctx.db.write(`forking journal ${parent.id} into ${to}`, async (db) => {
+        const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
+        if (key === null) throw this.taken(to);
+        let pending: NewLine[] = [];
+        let cursor: SegmentCursor = { first: 0, size: 0 };
+        const copied = await copyPrefix(parent, options.fromStep, {
+          line: async (text, seq) => {
+            cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
+            pending.push({
+              seq,
+              bucket: cursor.first,
+              stepId: (JSON.parse(text) as { step_id: string }).step_id,
+              text,
+            });
+            if (pending.length >= 1000) {
+              insertLines(db, key, pending);
+              pending = [];
+            }
+          },
+          blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
+          // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
+          part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
+        });
+        insertLines(db, key, pending);
+        const lineage = copied.lineage;
+        checkedTo = copied.checkedTo;
+        const meta: JournalMeta = { ...draft, lineage };
+        updateHead(db, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
+        setMeta(db, key, serializeMeta(meta));
+        return { key, meta };
       });
-      insertLines(db, key, pending);
-      const meta: JournalMeta = { ...draft, lineage };
-      updateHead(db, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
-      setMeta(db, key, serializeMeta(meta));
-      return { key, meta };
+    // Checked again once committed, as every store's fork is (store/fork.ts confirmUnerased); a live erase is waited for.
+    const made = await afterLiveErasure(async () => {
+      const committed = await fork();
+      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
+        await this.remove(to);
+        throw e;
+      });
+      return committed;
     });
     return new SqliteJournal(this.ctx, to, made.key, made.meta, false);
   }

@@ -1,0 +1,87 @@
+/**
+ * Records an older writer or another program may have left in a journal (spec/ERASURE.md §3.1: the
+ * reservation is the writer's, not the format's), against the erase writer. Outsider 12 planted both:
+ * an erasure record naming a seq past the journal's end made every erase of the journal crash ("undefined"
+ * is not valid JSON), and a store-wide erase stop before the other journals; a record holding the step_id an
+ * erasure is named by made every erase of that unit fail STEP_ID_CONFLICT, on a journal that verifies.
+ * Planted here through the writer's own flag (ERASURE_WRITER), on the file and the SQLite store.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ERASURE_WRITER } from '../../src/store/prepare.js';
+import { FileStore } from '../../src/store/file/store.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+type Store = FileStore | SqliteStore;
+import { eraseMatching, eraseValue, erasureStepId, resumeErasures, type StuckErasure } from '../../src/erase.js';
+import { unitAt } from '../../src/record/v3/erasure.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const EMAIL = 'olga.planted@example.org';
+const PATH = '/result/email';
+
+const stores: [string, () => Store][] = [
+  ['file', () => new FileStore(tempDir('stepchain-erase-planted-'))],
+  ['sqlite', () => new SqliteStore(join(tempDir('stepchain-erase-planted-'), 'agents.db'))],
+];
+
+/** A v3 journal `id` whose seq 0 holds EMAIL, then the steps `planted` appended as the erase writer would. */
+async function journalWith(store: Store, id: string, planted: (digest: string) => object[]): Promise<void> {
+  const j = await store.create(id, { format: 'stepchain/v3' } as never);
+  await j.append({ step_id: `${id}-0`, result: { email: EMAIL } });
+  let line = '';
+  for await (const l of j.lines({ from: 0, to: 0 })) line = l.text;
+  const digest = 'sha256:' + Buffer.from(unitAt(JSON.parse(line), PATH).unit.digest).toString('hex');
+  for (const step of planted(digest)) await j.append({ [ERASURE_WRITER]: true, ...step } as never);
+  await j.close();
+}
+
+/** Whether any stored line of journal `id` holds EMAIL. */
+async function holdsEmail(store: Store, id: string): Promise<boolean> {
+  const j = await store.open(id, { readOnly: true });
+  try {
+    for await (const l of j.lines()) if (l.text.includes(EMAIL)) return true;
+    return false;
+  } finally {
+    await j.close();
+  }
+}
+
+describe.each(stores)('planted records against the erase writer (%s store)', (_name, makeStore) => {
+  it('an erasure record naming a seq past the end is reported, and blocks no erase of the journal or the store', async () => {
+    const store = makeStore();
+    const beyond = (digest: string) => [
+      {
+        step_id: 'erasure:20:planted',
+        kind: 'erasure',
+        input: { target: 20, path: PATH, digest, reason: 'planted', by: null },
+      },
+    ];
+    await journalWith(store, 'a-planted', beyond);
+    await journalWith(store, 'z-good', () => []);
+    const stuck: StuckErasure[] = [];
+    await resumeErasures(store, 'a-planted', stuck);
+    expect(stuck.map((s) => [s.code, s.erasure.seq])).toEqual([['ERASURE_TARGET_INVALID', 1]]);
+    const report = await eraseMatching(store, { matchPath: PATH, value: EMAIL, reason: 'GDPR Art. 17' });
+    expect(report.failed).toEqual([]);
+    expect(report.erased.map((o) => o.journal).sort()).toEqual(['a-planted', 'z-good']);
+    for (const id of ['a-planted', 'z-good']) expect(await holdsEmail(store, id)).toBe(false);
+    // It erased nothing, and verify says so; the genuine erasure verifies.
+    const verdict = await store.verify('a-planted');
+    expect(verdict.problems.map((p) => [p.code, p.location.seq])).toEqual([['ERASURE_MISMATCH', 1]]);
+    expect((await store.verify('z-good')).ok).toBe(true);
+  });
+
+  it("a record holding an erasure's step_id does not keep the unit from being erased", async () => {
+    const store = makeStore();
+    const squatter = (digest: string) => [
+      { step_id: erasureStepId(0, digest), kind: 'note', input: { text: 'holds the name' } },
+    ];
+    await journalWith(store, 'j', squatter);
+    const done = await eraseValue(store, 'j', { seq: 0, path: PATH, reason: 'GDPR Art. 17' });
+    expect(done.erasure.step_id).toMatch(/^erasure:0:[0-9a-f]{32}:2$/);
+    expect(await holdsEmail(store, 'j')).toBe(false);
+    const verdict = await store.verify('j');
+    expect(verdict.ok).toBe(true);
+    expect(verdict.warnings.map((n) => n.code)).toContain('VALUE_ERASED');
+  });
+});
