@@ -34,4 +34,15 @@ export interface ChainSource {
   lines(range?: SeqRange): AsyncIterable<StoredLine>;
   /** A blob's canonical bytes by digest ("sha256:<hex>"), or null when the store does not hold it. */
   blob(digest: string): Promise<Uint8Array | null>;
+  /**
+   * Runs `fn` while no step can be appended to the chain (a file journal: under its lock). A copy's last check
+   * for erasure records and the moment its output is put in place run so (spec/ERASURE.md §4.1); a source
+   * without it is checked just before, without the hold.
+   */
+  holdingAppends?<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** Runs `fn` with the source's appends held when it can hold them (ChainSource.holdingAppends); else just runs it. */
+export function withAppendsHeld<T>(source: ChainSource, fn: () => Promise<T>): Promise<T> {
+  return source.holdingAppends === undefined ? fn() : source.holdingAppends(fn);
 }

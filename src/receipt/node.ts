@@ -7,8 +7,9 @@ import { partSourceOf } from './parts.js';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ChainSource } from '../chain/source.js';
+import { withAppendsHeld, type ChainSource } from '../chain/source.js';
 import { ReceiptError } from './errors.js';
+import { StepchainError } from '../errors.js';
 import type { KeyFileInput, KeyInput } from './keys.js';
 import { signingKey } from './key-files.js';
 import { verifyReceipt, type ByteInput, type ReceiptReport, type VerifyReceiptOptions } from './verify.js';
@@ -134,19 +135,31 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
         { cause: e },
       );
     });
-    const written = await writePlanToFile(plan, options.out);
-    if (!capabilitiesOf(source.genesis).erasure) return written;
-    const p = await erasedSince(source.lines({ from: checkedTo + 1 }), input.from, input.to);
-    if (p === null) return written;
-    await rm(options.out, { force: true });
-    throw new ReceiptError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
-      hint: 'export again once the erase is done',
+    return writePlanToFile(plan, options.out, {
+      source,
+      check: async () => {
+        if (!capabilitiesOf(source.genesis).erasure) return;
+        const p = await erasedSince(source.lines({ from: checkedTo + 1 }), input.from, input.to);
+        if (p !== null)
+          throw new ReceiptError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
+            hint: 'export again once the erase is done',
+          });
+      },
     });
   });
 }
 
+/**
+ * The last look before a receipt is renamed to its name (an erasure recorded meanwhile of what it copied,
+ * ERASURE.md §4.1), made with the source's appends held, the rename too: a refusal leaves `out` as it was.
+ */
+export interface BeforePlacing {
+  source: ChainSource;
+  check: () => Promise<void>;
+}
+
 /** Writes a planned receipt to `out` (gzip for .tar.gz/.tgz). Reused by the publisher. */
-export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<ExportResult> {
+export async function writePlanToFile(plan: ReceiptPlan, out: string, placing?: BeforePlacing): Promise<ExportResult> {
   const compressed = /\.(tar\.gz|tgz)$/i.test(out);
   // The receipt replaces a regular file at `out`, never a FIFO, device or directory (rename would replace the node).
   const kind = await nonRegularTarget(out);
@@ -172,11 +185,16 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string): Promise<E
       const [gzip, header] = deterministicGzip();
       await pipeline(tar, gzip, header, count, sink);
     } else await pipeline(tar, count, sink);
-    await rename(tmp, out);
+    if (placing === undefined) await rename(tmp, out);
+    else
+      await withAppendsHeld(placing.source, async () => {
+        await placing.check();
+        await rename(tmp, out);
+      });
   } catch (e) {
     // The cleanup never hides the failure: with the folder missing or a file, rm itself fails (ENOTDIR).
     await rm(tmp, { force: true }).catch(() => {});
-    if (e instanceof ReceiptError) throw e;
+    if (e instanceof StepchainError) throw e; // a coded refusal (the check before placing: a RedactError too)
     throw new ReceiptError('OUTPUT_FAILED', `cannot write ${out}: ${e instanceof Error ? e.message : String(e)}`, {
       cause: e,
     });

@@ -281,14 +281,18 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
       ...(sign === undefined ? {} : { sign }),
       ...(options.exporter === undefined ? {} : { exporter: options.exporter }),
     });
-    const result = await writePlanToFile(pub.plan, options.out);
-    // An erase that committed while the file was written and moved into place: withdrawn, and published again.
-    const p = await erasedSince(source.lines({ from: pub.checkedTo + 1 }), 0, pub.head.seq);
-    if (p === null) return { pub, result };
-    await rm(options.out, { force: true });
-    throw new RedactError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
-      hint: 'publish again once the erase is done',
+    // An erasure recorded while the file was written, of what it shows: not put in place; published again.
+    const result = await writePlanToFile(pub.plan, options.out, {
+      source,
+      check: async () => {
+        const p = await erasedSince(source.lines({ from: pub.checkedTo + 1 }), 0, pub.head.seq);
+        if (p !== null)
+          throw new RedactError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
+            hint: 'publish again once the erase is done',
+          });
+      },
     });
+    return { pub, result };
   });
   return {
     ...result,

@@ -107,11 +107,11 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
 }
 
 /**
- * Called once the fork is in place (renamed, committed): refuses ERASURE_PENDING, for the caller to remove the
- * fork, when the parent has recorded, past `checkedTo`, an erasure of a copied step (ERASURE.md §4.1). Such a
- * record was appended after the copy had read that step, so the fork holds it as it was, value included; an
- * erase that committed while the fork was being made durable and put in place would otherwise find, once done,
- * a new copy of what it erased (outsider 12, 1–2).
+ * Called just before the fork is put in place (renamed, committed), with the parent's appends held where it can
+ * hold them: refuses ERASURE_PENDING when the parent has recorded, past `checkedTo`, an erasure of a copied step
+ * (ERASURE.md §4.1). Such a record was appended after the copy had read that step, so the fork holds it as it
+ * was, value included; an erase that committed while the fork was being made durable would otherwise find,
+ * once done, a new copy of what it erased (outsider 12, 1–2). Nothing is put in place, so nothing is removed.
  */
 export async function confirmUnerased(parent: Journal, fromStep: number, checkedTo: number): Promise<void> {
   if (!capabilitiesOf(parent.genesis).erasure) return;

@@ -115,7 +115,9 @@ describe('outsider 3, F2: a pre-v2 digest beside a withheld argument', () => {
     const made = await published(j, PIN_POLICY);
     await j.close();
     const text = Buffer.from(made.bytes).toString('latin1');
-    expect(text).not.toContain(PIN);
+    // Digests and salts are random hex and base64url: four digits turn up inside one every few dozen runs (a
+    // fresh clone's npm test found "…39244821f3…"), so the PIN is looked for outside them.
+    expect(text.replace(/[A-Za-z0-9_-]{16,}/g, '')).not.toContain(PIN);
     expect(text).not.toContain(DIGEST);
     expect(guessPin(text)).toBeNull();
     const declared = made.pub.declarations.map((d) => `${'seq' in d ? d.seq : d.part} ${d.path} ${d.rule}`);

@@ -106,5 +106,7 @@ describe.each(documentedFiles())('%s', (file) => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // A whole document's blocks, dozens of CLI processes run side by side with the other documents': on a loaded
+    // 2-core machine (a fresh clone's npm test beside other jobs) the longest took over the suite's 60 s.
+  }, 240_000);
 });

@@ -7,7 +7,7 @@
  * record (dist/); the "live" erase that finishes it is `resumeErasures`, started just after the copy.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -274,11 +274,13 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
     }
   });
 
-  it('a fork, an export or a publication an erase commits into after its last check withdraws its output', async () => {
+  it('a fork, an export or a publication an erase commits into after its check looks again before it is put in place', async () => {
     // Outsider 12, 1 and 3: the last read for erasure records came before the output was made durable and put in
     // place; an erase that committed in between (slowed fsyncs or rename) found, once done, a new fork or file
-    // holding the value, exit 0. Here the erase runs to completion right after that read: each checks again
-    // once its output is in place, withdraws it, and makes it again from the journal as erased.
+    // holding the value, exit 0. Here the erase runs to completion right after that read: each looks again just
+    // before its rename, under the journal's lock (so no erase can commit between the two), does not put the
+    // output in place, and makes it again from the journal as erased. (Outsider 13: withdrawing it after the
+    // rename instead deleted what others had written there meanwhile.)
     const cases: [string, number, (j: Journal, root: string) => Promise<unknown>][] = [
       ['fork', 2, async (j) => store0!.fork(j, { fromStep: 2, to: 'fork' })],
       ['export', 4, async (j, root) => exportReceipt(j, { out: join(root, 'r.tar') })],
@@ -317,6 +319,25 @@ describe('a copy that meets an erase between its record and its rewrite', () => 
         expect(bytes.includes(Buffer.from('"kind":"erasure"')), what).toBe(true);
       }
     }
+  });
+
+  it('an export refused by an erase that commits while it writes leaves the file at its path as it was', async () => {
+    // Outsider 13, F2: the withdrawal after the rename deleted the output path, so a refused export destroyed the
+    // receipt the user already had there.
+    const { store, id, journal } = await threeSteps();
+    const out = join(store.root, 'r.tar');
+    writeFileSync(out, 'the receipt that was here');
+    let reads = 0;
+    const racing = afterReads(journal, async () => {
+      if (++reads === 4) await liveErase(store, id);
+    });
+    try {
+      const refused = await exportReceipt(racing, { out, to: 2 }).catch((e: unknown) => e);
+      expect(codeOf(refused)).toBe('RANGE_SPLITS_ERASURE');
+    } finally {
+      await journal.close();
+    }
+    expect(readFileSync(out, 'utf8')).toBe('the receipt that was here');
   });
 
   it('an export whose two passes an erase falls between reads again instead of refusing SOURCE_CHANGED', async () => {

@@ -342,6 +342,29 @@ export class FileJournal implements Journal {
     }
   }
 
+  /**
+   * Runs `fn` under this journal's lock, so that no writer appends meanwhile (ChainSource.holdingAppends): a
+   * fork's, a receipt's or a publication's last check for erasure records and the rename that puts it in place.
+   * A read-only journal whose directory this process cannot write is checked without the lock.
+   */
+  async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
+    await this.queue.settle();
+    let mine = false;
+    if (!this.lease.isHeld) {
+      try {
+        await this.lease.acquire();
+        mine = true;
+      } catch (e) {
+        if (!this.readOnly || !deniedWrite(e)) throw e;
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      if (mine) await this.lease.release();
+    }
+  }
+
   /** Runs `fn` under this journal's lock with the tree at the chain's end (appends from this journal wait). */
   private async underLock<T>(fn: () => Promise<T>): Promise<T> {
     await this.queue.settle();
@@ -483,4 +506,13 @@ export class FileJournal implements Journal {
     await this.queue.settle();
     return verifyJournalDir(this.dir, { ...options, staleMs: this.options.staleMs });
   }
+}
+
+/** Whether taking the lock failed for want of permission to write the journal's directory (its cause's code). */
+function deniedWrite(e: unknown): boolean {
+  for (let c: unknown = e; c !== null && typeof c === 'object'; c = (c as { cause?: unknown }).cause) {
+    const code = (c as { code?: unknown }).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return true;
+  }
+  return false;
 }

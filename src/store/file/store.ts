@@ -13,6 +13,7 @@ import { StoreError, ioError } from '../errors.js';
 import { FileJournal, type FileJournalOptions } from './journal.js';
 import type { FsyncMode } from './writer.js';
 import { confirmUnerased, copyPrefix } from '../fork.js';
+import { withAppendsHeld } from '../../chain/source.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import { NOT_REGULAR, TOO_LARGE, fsyncDir, isNotFound, readRegular } from './fsutil.js';
 import { assertJournalId, intOption, isJournalId } from '../ids.js';
@@ -241,67 +242,71 @@ export class FileStore implements Store {
     // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
     await afterLiveErasure(async () => {
       let checkedTo = options.fromStep;
-      await this.build(options.to, async (staging) => {
-        let fh: import('node:fs/promises').FileHandle | null = null;
-        let cursor: SegmentCursor = { first: 0, size: 0 };
-        let parts: Buffer[] = [];
-        let partBytes = 0;
-        const flush = async (): Promise<void> => {
-          if (fh !== null && partBytes > 0) await fh.write(Buffer.concat(parts));
-          parts = [];
-          partBytes = 0;
-        };
-        const closeBucket = async (): Promise<void> => {
-          await flush();
-          if (fh !== null) {
-            if (durable) await fh.sync();
-            await fh.close();
-            fh = null;
+      await this.build(
+        options.to,
+        async (staging) => {
+          let fh: import('node:fs/promises').FileHandle | null = null;
+          let cursor: SegmentCursor = { first: 0, size: 0 };
+          let parts: Buffer[] = [];
+          let partBytes = 0;
+          const flush = async (): Promise<void> => {
+            if (fh !== null && partBytes > 0) await fh.write(Buffer.concat(parts));
+            parts = [];
+            partBytes = 0;
+          };
+          const closeBucket = async (): Promise<void> => {
+            await flush();
+            if (fh !== null) {
+              if (durable) await fh.sync();
+              await fh.close();
+              fh = null;
+            }
+          };
+          try {
+            const copied = await copyPrefix(parent, options.fromStep, {
+              line: async (text, seq) => {
+                const buf = Buffer.from(text + '\n', 'utf8');
+                const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
+                if (fh === null || next.first !== cursor.first) {
+                  await closeBucket();
+                  fh = await open(join(staging, BUCKETS_DIR, bucketName(next.first)), 'wx');
+                }
+                cursor = next;
+                parts.push(buf);
+                partBytes += buf.length;
+                if (partBytes >= 1 << 20) await flush();
+              },
+              part: (address, bytes) =>
+                new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
+              blob: async (digest, bytes) => {
+                const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
+                try {
+                  await bh.writeFile(bytes);
+                  if (durable) await bh.sync();
+                } finally {
+                  await bh.close();
+                }
+              },
+            });
+            await closeBucket();
+            const lineage = copied.lineage;
+            checkedTo = copied.checkedTo;
+            await writeNew(
+              join(staging, HEAD_FILE),
+              serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
+              durable,
+            );
+            return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
+          } finally {
+            if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
           }
-        };
-        try {
-          const copied = await copyPrefix(parent, options.fromStep, {
-            line: async (text, seq) => {
-              const buf = Buffer.from(text + '\n', 'utf8');
-              const next = placeLine(cursor, seq, buf.length, config.segmentBytes);
-              if (fh === null || next.first !== cursor.first) {
-                await closeBucket();
-                fh = await open(join(staging, BUCKETS_DIR, bucketName(next.first)), 'wx');
-              }
-              cursor = next;
-              parts.push(buf);
-              partBytes += buf.length;
-              if (partBytes >= 1 << 20) await flush();
-            },
-            part: (address, bytes) =>
-              new FilePartStore(staging, { fsync: durable }).put([{ address, bytes, indexKey: '' }]),
-            blob: async (digest, bytes) => {
-              const bh = await open(join(staging, BLOBS_DIR, blobFileName(digest)), 'wx');
-              try {
-                await bh.writeFile(bytes);
-                if (durable) await bh.sync();
-              } finally {
-                await bh.close();
-              }
-            },
-          });
-          await closeBucket();
-          const lineage = copied.lineage;
-          checkedTo = copied.checkedTo;
-          await writeNew(
-            join(staging, HEAD_FILE),
-            serializeHead({ seq: lineage.from_step, step_hash: lineage.parent_step_hash }),
-            durable,
-          );
-          return { format: STORE_FORMAT, genesis: parent.genesis, config, lineage } satisfies JournalMeta;
-        } finally {
-          if (fh !== null) await (fh as import('node:fs/promises').FileHandle).close().catch(() => {});
-        }
-      });
-      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
-        await this.remove(options.to);
-        throw e;
-      });
+        },
+        {
+          // Under the parent's lock no erase can record an erasure between this last look and the rename.
+          hold: (fn) => withAppendsHeld(parent, fn),
+          check: () => confirmUnerased(parent, options.fromStep, checkedTo),
+        },
+      );
     });
     return this.open(options.to);
   }
@@ -336,7 +341,15 @@ export class FileStore implements Store {
    * Builds a journal directory in `<root>/.staging-<random>` and renames it to `<root>/<id>`; the rename is
    * the commit point, so a crash leaves either no journal or a complete one (and a stray staging directory).
    */
-  private async build(id: string, fill: (staging: string) => Promise<JournalMeta>): Promise<void> {
+  /**
+   * Makes journal `id` in a staging directory and renames it into place. `placing`: a check run just before
+   * the rename, both inside `hold` (a fork's last look for erasure records, under its parent's lock).
+   */
+  private async build(
+    id: string,
+    fill: (staging: string) => Promise<JournalMeta>,
+    placing?: { hold: <T>(fn: () => Promise<T>) => Promise<T>; check: () => Promise<void> },
+  ): Promise<void> {
     const dir = join(this.root, id);
     try {
       await mkdir(this.root, { recursive: true });
@@ -370,14 +383,18 @@ export class FileStore implements Store {
           await fsyncDir(d);
       }
       if (await exists()) throw taken();
-      try {
-        await rename(staging, dir);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'ENOTEMPTY' || code === 'EEXIST') throw taken();
-        throw ioError('renaming the new journal into', dir, e);
-      }
-      if (durable) await fsyncDir(this.root);
+      const place = async (): Promise<void> => {
+        await placing?.check();
+        try {
+          await rename(staging, dir);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOTEMPTY' || code === 'EEXIST') throw taken();
+          throw ioError('renaming the new journal into', dir, e);
+        }
+        if (durable) await fsyncDir(this.root);
+      };
+      await (placing === undefined ? place() : placing.hold(place));
       await indexJournal(this.root, id, meta.genesis, meta.lineage);
     } catch (e) {
       await rm(staging, { recursive: true, force: true }).catch(() => {});

@@ -8,6 +8,7 @@ import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
 import { confirmUnerased, copyPrefix } from '../fork.js';
+import { withAppendsHeld } from '../../chain/source.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
@@ -328,7 +329,6 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
       segmentBytes: parent.config.segmentBytes,
     };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
-    let checkedTo = options.fromStep;
     const fork = async (): Promise<{ key: number; meta: JournalMeta }> =>
       this.withClient(ctx, `forking journal ${parent.id} into ${to}`, async (client) => {
         await client.query('BEGIN');
@@ -358,26 +358,23 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
           });
           await insertLines(client, ctx.tables, key, pending);
           const lineage = copied.lineage;
-          checkedTo = copied.checkedTo;
           const meta: JournalMeta = { ...draft, lineage };
           await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
           await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
-          await client.query('COMMIT');
+          // The last look for erasure records, then the commit, with the parent's appends held when it can
+          // hold them (store/fork.ts confirmUnerased).
+          await withAppendsHeld(parent, async () => {
+            await confirmUnerased(parent, options.fromStep, copied.checkedTo);
+            await client.query('COMMIT');
+          });
           return { key, meta };
         } catch (e) {
           await client.query('ROLLBACK').catch(() => {});
           throw e;
         }
       });
-    // Checked again once committed, as every store's fork is (store/fork.ts confirmUnerased); a live erase is waited for.
-    const made = await afterLiveErasure(async () => {
-      const committed = await fork();
-      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
-        await this.remove(to);
-        throw e;
-      });
-      return committed;
-    });
+    // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
+    const made = await afterLiveErasure(fork);
     return new PostgresJournal(ctx, to, made.key, made.meta, false);
   }
 

@@ -179,7 +179,6 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
       segmentBytes: parent.config.segmentBytes,
     };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
-    let checkedTo = options.fromStep;
     const fork = async (): Promise<{ key: number; meta: JournalMeta }> =>
       this.ctx.db.write(`forking journal ${parent.id} into ${to}`, async (db) => {
         const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
@@ -206,21 +205,15 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
         });
         insertLines(db, key, pending);
         const lineage = copied.lineage;
-        checkedTo = copied.checkedTo;
+        // The last look for erasure records, inside the fork's transaction (store/fork.ts confirmUnerased).
+        await confirmUnerased(parent, options.fromStep, copied.checkedTo);
         const meta: JournalMeta = { ...draft, lineage };
         updateHead(db, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
         setMeta(db, key, serializeMeta(meta));
         return { key, meta };
       });
-    // Checked again once committed, as every store's fork is (store/fork.ts confirmUnerased); a live erase is waited for.
-    const made = await afterLiveErasure(async () => {
-      const committed = await fork();
-      await confirmUnerased(parent, options.fromStep, checkedTo).catch(async (e: unknown) => {
-        await this.remove(to);
-        throw e;
-      });
-      return committed;
-    });
+    // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
+    const made = await afterLiveErasure(fork);
     return new SqliteJournal(this.ctx, to, made.key, made.meta, false);
   }
 
