@@ -53,8 +53,9 @@ export class PendingErasures {
 /**
  * The first erasure recorded in `later` — a journal's lines past the last one a copy of steps `from..to` read for
  * erasure records — of a step of that range: appended after the copy had read the step, so the copy holds
- * the value (ERASURE.md §4.1). A fork, a receipt or a publication asks once its output is in place, and
- * withdraws it when there is one: an erase may commit while the output is being made durable and moved there.
+ * the value (ERASURE.md §4.1). A fork, a receipt or a publication asks just before its output is put in place
+ * (under the source's hold), and does not place it when there is one: an erase may commit while the output is
+ * being made durable.
  */
 export async function erasedSince(
   later: AsyncIterable<{ text: string }>,
@@ -66,9 +67,9 @@ export async function erasedSince(
   return pending.first(to, from);
 }
 
-/** What to say when a copy is withdrawn because an erase recorded an erasure of it meanwhile (erasedSince). */
+/** What to say when a copy is not put in place because an erase recorded an erasure of it meanwhile (erasedSince). */
 export function describeErasedSince(p: PendingErasure, doing: string): string {
-  return `the erasure of ${p.path} in seq ${p.target} was recorded (at seq ${p.seq}) while ${doing}, which held the value: it is withdrawn`;
+  return `the erasure of ${p.path} in seq ${p.target} was recorded (at seq ${p.seq}) while ${doing}, which held the value: it is not put in place`;
 }
 
 /**
