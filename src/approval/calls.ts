@@ -4,7 +4,7 @@
  */
 import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
-import { holdsWatchedText } from '../canonical/scan-fast.js';
+import { holdsWatchedText, toolCallMembers } from '../canonical/scan-fast.js';
 import { digestUtf8 } from '../canonical/sha256.js';
 import { numbersExact } from './exact-numbers.js';
 
@@ -155,35 +155,103 @@ function membersOf(t: string): Map<string, [number, number]> | null {
  * matches, only the record's own is followed by exactly one object up to `,"ts":`. This is how every call of a
  * v3 chain is read before its first request (APPROVALS.md §5 step 4) at a small cost.
  */
-export function storedCall(line: string): { id: string; seq: number; ts: string; form: string } | null {
+export function storedCall(line: string): StoredCall | null {
   // Markers, approvals and model records (a model's tool_call is what it asked for, not a call run) are parsed.
   // The scan that vouched for the line noted them already (the common case on verify's hot path): no search.
   if (holdsWatchedText(line) ?? PARSED_LINE.test(line)) return null;
   const end = line.lastIndexOf(',"ts":"');
   if (end < 0) return null;
   for (let at = line.lastIndexOf(CALL_KEY, end); at > 0; at = line.lastIndexOf(CALL_KEY, at - 1)) {
-    const t = line.slice(at + CALL_KEY.length - 1, end);
-    const members = membersOf(t);
+    const from = at + CALL_KEY.length - 1;
+    const members = membersOf(line.slice(from, end));
     if (members === null) continue; // a nested match: not the record's own call
-    const a = members.get('arguments');
-    const n = members.get('name');
     const idAt = line.lastIndexOf(',"step_id":"', at);
     const seqAt = idAt < 0 ? -1 : line.lastIndexOf(',"seq":', idAt);
     const seq = seqAt < 0 ? null : BEFORE_ID.exec(line.slice(seqAt, idAt));
-    // Arguments given as text may compare as the object they hold (comparedArguments): the caller parses.
-    if (a === undefined || n === undefined || seq === null || t.charCodeAt(a[0]) === 34) return null;
-    // Another member holding an object or array may wrap further calls (wire-calls.ts callsIn): the caller parses.
-    for (const [k, [s]] of members)
-      if (k !== 'arguments' && k !== 'name' && (t[s] === '{' || t[s] === '[')) return null;
-    const form = `{"arguments":${t.slice(a[0], a[1])},"name":${t.slice(n[0], n[1])}}`;
-    return {
-      id: line.slice(idAt + 11, at + 1),
-      seq: Number(seq[1]),
-      ts: line.slice(end + 7, line.indexOf('"', end + 7)),
-      form,
-    };
+    return seq === null ? null : callAt(line, members, from, [idAt + 11, at + 1], Number(seq[1]), end);
   }
   return null;
+}
+
+/**
+ * storedCall for a line whose canonical scan has just found its top-level members (verify's hot path): where
+ * they sit as a sealer writes them (`seq`, `step_hash`, `step_id`, `tool_call`, `ts`, adjacent), the call's
+ * members come from the same scan (scan-fast.ts toolCallMembers) and its place from the spans, with no search
+ * over the line; anywhere else, storedCall's own reading. The same answer either way
+ * (test/chain/line-reading.test.ts).
+ */
+export function storedCallIn(line: string, top: ReadonlyMap<string, readonly [number, number]>): StoredCall | null {
+  const callMembers = toolCallMembers(line);
+  const seq = top.get('seq');
+  const hash = top.get('step_hash');
+  const id = top.get('step_id');
+  const call = top.get('tool_call');
+  const ts = top.get('ts');
+  if (
+    callMembers == null ||
+    seq === undefined ||
+    hash === undefined ||
+    id === undefined ||
+    call === undefined ||
+    ts === undefined ||
+    hash[0] !== seq[1] + 13 ||
+    id[0] !== hash[1] + 11 ||
+    call[0] !== id[1] + 13 ||
+    ts[0] !== call[1] + 6 ||
+    line.charCodeAt(seq[0] - 7) !== 0x2c ||
+    line.charCodeAt(id[1] - 1) !== 0x22 ||
+    line.charCodeAt(ts[0]) !== 0x22
+  )
+    return storedCall(line);
+  if (holdsWatchedText(line) === true) return null;
+  // What BEFORE_ID asks of the text between `,"seq":` and `,"step_id":`, asked in place.
+  DIGITS.lastIndex = seq[0];
+  STEP_HASH.lastIndex = hash[0];
+  if (!DIGITS.test(line) || DIGITS.lastIndex !== seq[1] || !STEP_HASH.test(line) || STEP_HASH.lastIndex !== hash[1])
+    return null;
+  // Spans of the whole line: callAt reads the call's members at an offset of 0 from the line's start.
+  return callAt(line, callMembers, 0, id, Number(line.slice(seq[0], seq[1])), call[1]);
+}
+
+const DIGITS = /\d+/y;
+const STEP_HASH = /"sha256:[0-9a-f]{64}"/y;
+
+export interface StoredCall {
+  id: string;
+  seq: number;
+  ts: string;
+  form: string;
+}
+
+/**
+ * The call of `line` whose members (spans from `from`) are the record's own, its object ending at `end`
+ * (`,"ts":"` follows), with the record's seq and the span of its step_id's text; null where the caller must
+ * parse the line.
+ */
+function callAt(
+  line: string,
+  members: ReadonlyMap<string, readonly [number, number]>,
+  from: number,
+  id: readonly [number, number],
+  seq: number,
+  end: number,
+): StoredCall | null {
+  const a = members.get('arguments');
+  const n = members.get('name');
+  // Arguments given as text may compare as the object they hold (comparedArguments): the caller parses.
+  if (a === undefined || n === undefined || line.charCodeAt(from + a[0]) === 34) return null;
+  // Another member holding an object or array may wrap further calls (wire-calls.ts callsIn): the caller parses.
+  for (const [k, [s]] of members) {
+    const c = line.charCodeAt(from + s);
+    if (k !== 'arguments' && k !== 'name' && (c === 0x7b || c === 0x5b)) return null;
+  }
+  const form = `{"arguments":${line.slice(from + a[0], from + a[1])},"name":${line.slice(from + n[0], from + n[1])}}`;
+  return {
+    id: line.slice(id[0], id[1]),
+    seq,
+    ts: line.slice(end + 7, line.indexOf('"', end + 7)),
+    form,
+  };
 }
 
 /**

@@ -7,7 +7,7 @@
  * larger part of what verify spent over the fast tier: bench/RESULTS.md). The same answers as
  * record/line-members.ts and approval/calls.ts give from the text. Pure; never throws.
  */
-import { storedCall, storedKey } from '../approval/calls.js';
+import { storedCallIn, storedKey } from '../approval/calls.js';
 import type { JournalFormat } from '../record/profile.js';
 import type { LineReading } from './line.js';
 
@@ -42,7 +42,7 @@ export function readLine(
         if (value !== null) reading.ts = value;
       }
     } else {
-      const read = call === undefined ? null : storedCall(text);
+      const read = call === undefined ? null : storedCallIn(text, members);
       reading.call = read === null ? 'parse' : { id: read.id, seq: read.seq, ts: read.ts, key: storedKey(read.form) };
     }
   }
