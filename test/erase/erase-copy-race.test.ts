@@ -8,7 +8,9 @@
  * - F5: a line read after the erase sealed it, its erasure record past that head: the copy failed "source does
  *   not verify" and left a target that did not verify either.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file/store.js';
@@ -19,6 +21,7 @@ import type { Journal, OpenOptions, SeqRange, Store } from '../../src/store/inde
 import { eraseMatching, eraseValue, resumeErasures } from '../../src/erase.js';
 import { tempDir } from '../helpers/tmp.js';
 
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const EMAIL = 'mira.copy@example.org';
 const PATH = '/result/email';
 const complete = { completeErasures: (s: Store, id: string) => resumeErasures(s, id) };
@@ -186,5 +189,32 @@ describe('a copy racing an erase of its source', () => {
     const verdict = await into.verify('copy');
     expect(verdict.problems).toEqual([]);
     expect(verdict.ok).toBe(true);
+  });
+
+  it('stepchain copy carries out in its target an erasure its source holds pending (dist CLI)', async () => {
+    // The CLI passes erase's resume as completeErasures: the copy of a source whose erase was killed after its
+    // record ends erased, where it used to hold the value, pending, until someone resumed it there.
+    const { store, journal } = await journalOf();
+    await journal.close();
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; signal: string | null; stderr: string }>((resolve) => {
+        execFile(process.execPath, [CLI, ...args], { env: { ...process.env, NO_COLOR: '1' } }, (error, _o, stderr) =>
+          resolve({ code: typeof error?.code === 'number' ? error.code : 0, signal: error?.signal ?? null, stderr }),
+        );
+      });
+    const live = join(store.root, 'live');
+    const killed = await new Promise<string | null>((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI, 'erase', live, '--seq', '1', '--path', PATH, '--reason', 'GDPR Art. 17'],
+        { env: { ...process.env, NO_COLOR: '1', STEPCHAIN_TEST_ERASE_FAULT: 'after-record' } },
+        (error) => resolve(error?.signal ?? null),
+      );
+    });
+    expect(killed).toBe('SIGKILL');
+    const into = new FileStore(tempDir('stepchain-erase-copy-'));
+    const copied = await cli('copy', live, join(into.root, 'copy'));
+    expect(copied.code, copied.stderr).toBe(0);
+    expect(await expectErased(into, 'copy')).toContain('VALUE_ERASED');
   });
 });
