@@ -51,34 +51,6 @@ export interface ErasureOutcome {
   wal_truncated?: boolean;
 }
 
-/** How many times an erase across a store lists it again for journals that appeared while it ran. */
-const MAX_LISTINGS = 8;
-
-/**
- * Calls `each` for every journal of the store that is not the store's own (`_…`), then lists the store again
- * and calls it for the journals that appeared meanwhile, until a listing shows none new (spec/ERASURE.md §6):
- * a fork being made of a journal while the erase ran was not in the first listing, and holds the value when
- * it copied the record before the rewrite.
- */
-export async function forEachJournal(
-  store: { list(): Promise<string[]> },
-  report: StoreErasureReport,
-  each: (id: string) => Promise<void>,
-): Promise<void> {
-  const seen = new Set<string>();
-  for (let listing = 0; listing < MAX_LISTINGS; listing++) {
-    const fresh = (await store.list()).filter((id) => !id.startsWith('_') && !seen.has(id));
-    if (fresh.length === 0) return;
-    for (const id of fresh) {
-      seen.add(id);
-      // One journal that cannot be searched (unreadable, corrupt) is reported; the others are still erased.
-      await each(id).catch((e: unknown) => {
-        report.failed.push({ journal: id, seq: -1, path: '', error: e instanceof Error ? e.message : String(e) });
-      });
-    }
-  }
-}
-
 /** The outcome of an erasure carried out (by this call, or `resumed`: one recorded earlier), from its erasure record. */
 export function outcomeOf(
   journal: string,

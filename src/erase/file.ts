@@ -22,7 +22,6 @@ import {
   fault,
   hasMarker,
   matchesIn,
-  forEachJournal,
   matchPattern,
   targetNotEarlier,
   outcomeOf,
@@ -36,6 +35,7 @@ import {
   type ErasureFirst,
 } from './common.js';
 import { decisionVoided } from './decision.js';
+import { forEachJournal } from './each-journal.js';
 import {
   ERASURE_KIND,
   ErasureError,
@@ -254,7 +254,6 @@ export async function eraseMatching(
   const want = JSON.stringify(req.value);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
   await forEachJournal(store, report, async (id) => {
-    report.journals_scanned++;
     const paths = new JournalPaths(join(store.root, id));
     const meta = await readFile(join(paths.dir, 'journal.json'), 'utf8').catch(() => '');
     if (!meta.includes(`"format":"${FORMAT_V3}"`)) {

@@ -17,7 +17,6 @@ import {
   fault,
   hasMarker,
   matchesIn,
-  forEachJournal,
   matchPattern,
   targetNotEarlier,
   outcomeOf,
@@ -30,6 +29,7 @@ import {
   type ErasureFirst,
 } from './common.js';
 import { decisionVoided } from './decision.js';
+import { forEachJournal } from './each-journal.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -193,7 +193,6 @@ export async function eraseRowMatching(
   const needle = want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want;
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
   await forEachJournal(store, report, async (id) => {
-    report.journals_scanned++;
     const journal = await openForErasure(store, id);
     try {
       if (journal.genesis.format !== FORMAT_V3) {

@@ -17,7 +17,7 @@ import { planReceipt, writeReceipt, type ReceiptPlan, type ReceiptWriterInput } 
 import type { Json } from '../record/index.js';
 import { receiptSource, type ReceiptSource } from './source.js';
 import { concatBytes } from '../bytes.js';
-import { afterLiveErasure, describeErasedSince, erasedSince } from '../record/v3/erasure-pending.js';
+import { afterLiveErasure, describeErasedSince, erasedSince, lineReader } from '../record/v3/erasure-pending.js';
 import { capabilitiesOf } from '../record/formats.js';
 import { deterministicGzip } from './gzip.js';
 
@@ -139,7 +139,7 @@ export async function exportReceipt(source: ChainSource, options: ExportOptions)
       source,
       check: async () => {
         if (!capabilitiesOf(source.genesis).erasure) return;
-        const p = await erasedSince(source.lines({ from: checkedTo + 1 }), input.from, input.to);
+        const p = await erasedSince(source.lines({ from: checkedTo + 1 }), input.from, input.to, lineReader(source));
         if (p !== null)
           throw new ReceiptError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
             hint: 'export again once the erase is done',

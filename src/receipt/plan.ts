@@ -246,7 +246,11 @@ class ChainMeasure {
   private async refusePendingErasure(): Promise<void> {
     if (this.input.journalLines !== true || !capabilitiesOf(this.input.genesis).erasure) return;
     if (this.input.after !== undefined) for await (const l of this.input.after()) this.erasures.line(l.text, false);
-    const p = this.erasures.first(this.input.to, this.input.from);
+    // A candidate's target is read again from the chain's lines (rare: only an erasure not carried out).
+    const p = await this.erasures.first(this.input.to, this.input.from, async (seq) => {
+      for await (const l of this.input.lines()) if (l.seq >= seq) return l.seq === seq ? l.text : null;
+      return null;
+    });
     if (p !== null)
       throw new ReceiptError(
         'ERASURE_PENDING',

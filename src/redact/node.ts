@@ -35,7 +35,7 @@ import { compilePolicy, parsePolicyText, type Policy, type PolicyDocument } from
 import { planPublication, type Publication } from './publish.js';
 import { planCommittedPublication } from './commit-publish.js';
 import { planV3Publication } from './v3-publish.js';
-import { afterLiveErasure, describeErasedSince, erasedSince } from '../record/v3/erasure-pending.js';
+import { afterLiveErasure, describeErasedSince, erasedSince, lineReader } from '../record/v3/erasure-pending.js';
 import { formatOf } from '../record/formats.js';
 import {
   publishedReceiptHooks,
@@ -285,7 +285,7 @@ async function publishV3(source: ChainSource, options: PublishOptions): Promise<
     const result = await writePlanToFile(pub.plan, options.out, {
       source,
       check: async () => {
-        const p = await erasedSince(source.lines({ from: pub.checkedTo + 1 }), 0, pub.head.seq);
+        const p = await erasedSince(source.lines({ from: pub.checkedTo + 1 }), 0, pub.head.seq, lineReader(source));
         if (p !== null)
           throw new RedactError('ERASURE_PENDING', describeErasedSince(p, `${options.out} was being written`), {
             hint: 'publish again once the erase is done',

@@ -43,7 +43,7 @@ import { seedFromHex, slotKey } from '../record/v3/commit.js';
 import { digestBytes, toHex } from '../canonical/sha256.js';
 import { UnsaltedDigests } from './v3-approval-digest.js';
 import { lineageMember } from '../receipt/lineage.js';
-import { PendingErasures, describePending } from '../record/v3/erasure-pending.js';
+import { PendingErasures, describePending, lineReader, type LineAt } from '../record/v3/erasure-pending.js';
 import { ErasureSplit } from '../record/v3/erasure-split.js';
 
 export interface V3Publication {
@@ -128,7 +128,7 @@ export async function planV3Publication(source: ChainSource, options: PublishCor
   if (!report.ok) throw sourceInvalid(`the journal does not verify: ${describeProblem(report.problems[0]!)}`);
   if (pending.length !== head.seq + 1)
     throw sourceInvalid(`the journal yielded ${pending.length} steps; its head is seq ${head.seq}`);
-  refuseUnerased(erasures, head.seq);
+  await refuseUnerased(erasures, head.seq, lineReader(source));
 
   // Pass 2: the public records, then every part they reach (through shown references and lists' bases), once.
   const lines: StoredLine[] = [];
@@ -351,8 +351,8 @@ async function readPastHead(
 }
 
 /** An erasure of a step the publication read in clear, recorded and not carried out: refused (ERASURE.md §4.1). */
-function refuseUnerased(erasures: PendingErasures, headSeq: number): void {
-  const p = erasures.first(headSeq);
+async function refuseUnerased(erasures: PendingErasures, headSeq: number, lineAt: LineAt): Promise<void> {
+  const p = await erasures.first(headSeq, 0, lineAt);
   if (p !== null)
     throw new RedactError('ERASURE_PENDING', describePending(p, null, 'publish'), {
       location: { seq: p.target },

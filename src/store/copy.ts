@@ -9,24 +9,32 @@
  * Idempotent: a target that already holds an identical prefix of the source (an interrupted copy, or an
  * earlier copy of a journal that has grown since) is completed; a target holding anything else — another
  * genesis or config, a differing step, more steps than the source — is refused and left untouched.
+ *
+ * Racing an erase of the source (ERASURE.md §4.1, §6.4): once it has copied to the head it read, the copy
+ * reads the source's erasure records to its end; one that erases a copied step sends it on to the new end
+ * (the erasure record with it), and the erasures the target then holds pending are carried out there
+ * (`completeErasures`). A source that keeps changing is refused SOURCE_CHANGED, the target a valid prefix.
  */
-import type { Json } from '../canonical/json.js';
 import { describeLocation } from '../chain/report.js';
 import { ChainVerifier } from '../chain/verifier.js';
-import { capabilitiesOf, formatOf, genesisHash, writerProfile } from '../record/formats.js';
-import type { CopiedStepInput } from '../record/input.js';
+import { capabilitiesOf, formatOf, genesisHash } from '../record/formats.js';
 import type { RunIdentity } from '../record/v2.js';
-import type { StepRecord } from '../record/seal.js';
+import { ErasureSplit } from '../record/v3/erasure-split.js';
+import { PendingErasures, erasedSince, lineReader, type PendingErasure } from '../record/v3/erasure-pending.js';
+import { Batch, reappendable, samePrefixLine, sealedStep } from './copy-steps.js';
 import { StoreError } from './errors.js';
-import { ERASURE_WRITER, prepareStep } from './prepare.js';
-import { restoreRecord } from './restore.js';
-import { SEALED_LINE, sealedLineOf, type SealedLine } from './sealed-copy.js';
-import { PartCopier } from './parts-copy.js';
+import { sealedLineOf } from './sealed-copy.js';
 import type { ChainHead, Journal, Store, StoredLine } from './types.js';
 
 export interface CopyOptions {
   /** Called after each source line with the number of lines read so far. */
   onProgress?: (lines: number) => void;
+  /**
+   * Carries out, in the target, the erasures the copy carries there but the target does not carry out yet
+   * (ERASURE.md §4.1, §6.4): `resumeErasures` of `stepchain/erase`, which `stepchain copy` passes. The store
+   * layer cannot erase; without it such an erasure stays pending in the target (`erasures_pending`).
+   */
+  completeErasures?: (target: Store, id: string) => Promise<unknown>;
 }
 
 export interface CopyResult {
@@ -43,11 +51,13 @@ export interface CopyResult {
    * journal with the same genesis and steps, verifiable on its own, without a lineage.
    */
   lineage_dropped: boolean;
+  /**
+   * The target holds an erasure record whose erasure it does not carry out yet (copied from the source, or
+   * recorded there while the copy ran), and no `completeErasures` was given: the value is still in the target
+   * until `stepchain erase <target> --resume`.
+   */
+  erasures_pending: boolean;
 }
-
-/** Steps per appendMany, and the most bytes of lines one such batch may hold (plus one step). */
-const BATCH_STEPS = 1000;
-const BATCH_BYTES = 8 * 1024 * 1024;
 
 export async function copyJournal(
   source: Journal,
@@ -55,8 +65,73 @@ export async function copyJournal(
   id: string,
   options: CopyOptions = {},
 ): Promise<CopyResult> {
-  const head = await source.head();
+  let head = await source.head();
   const { journal: dest, created } = await targetJournal(source, target, id);
+  let first: Pass | null = null;
+  let pass: Pass | null = null;
+  let changed: StoreError | null = null;
+  let destHead: ChainHead | null;
+  try {
+    for (let round = 1; ; round++) {
+      pass = await copyPass(source, dest, id, head, options);
+      first ??= pass;
+      // An erase may have recorded, past the end this pass read, an erasure of a step it copied (ERASURE.md
+      // §4.1): the copy may hold that step in clear. It copies on to the source's new end, which carries the
+      // erasure record (and, the step being rewritten meanwhile, its sealed line against the copy's own).
+      const erased = await erasedPast(source, pass.end);
+      if (erased === null) break;
+      if (round >= MAX_ROUNDS) {
+        changed = sourceChanged(source.id, id, erased, pass.end, round);
+        break;
+      }
+      head = await source.head();
+    }
+    destHead = await dest.head();
+  } finally {
+    await dest.close();
+  }
+  // The erasures the copy carries and that its target does not carry out yet: completed there, as a resume does.
+  if (pass.pending && options.completeErasures !== undefined) await options.completeErasures(target, id);
+  if (changed !== null) throw changed;
+  return {
+    already: first.have,
+    copied: (destHead === null ? 0 : destHead.seq + 1) - first.have,
+    head: destHead,
+    created,
+    lineage_dropped: source.lineage !== null,
+    erasures_pending: pass.pending && options.completeErasures === undefined,
+  };
+}
+
+/** How many times a copy goes on to the source's new end after an erasure was recorded past the end it read. */
+const MAX_ROUNDS = 8;
+
+/** What one pass of a copy did: the target's steps before it, the last seq copied, whether an erasure is pending. */
+interface Pass {
+  have: number;
+  end: number;
+  pending: boolean;
+}
+
+/** The first erasure recorded in `source` past `end` of a step up to `end` (null: none, or not a v3 journal). */
+async function erasedPast(source: Journal, end: number): Promise<PendingErasure | null> {
+  if (end < 0 || !capabilitiesOf(source.genesis).erasure) return null;
+  return erasedSince(source.lines({ from: end + 1 }), 0, end, lineReader(source));
+}
+
+/**
+ * Copies the source's steps up to `head` (and on past it, see below) into `dest` after the identical prefix it
+ * holds. A line read after an erase rewrote it in sealed form holds an erased marker whose erasure record the
+ * erase appended past `head` (outsider 14, F5): the pass reads on to the source's end for it, so the target
+ * never holds a sealed line without its erasure record (a target that does not verify).
+ */
+async function copyPass(
+  source: Journal,
+  dest: Journal,
+  id: string,
+  head: ChainHead | null,
+  options: CopyOptions,
+): Promise<Pass> {
   // The target's prefix, read beside the source's: ended in `finally` (a refusal part-way left its file open).
   let destLines: AsyncIterator<StoredLine> | null = null;
   try {
@@ -79,33 +154,15 @@ export async function copyJournal(
     });
     const guard = lineageGuard(source, dest, id, have);
     const format = formatOf(source.genesis);
+    // The target's lines as it holds them: its erased markers still to meet their records, its pending erasures.
+    const split = new ErasureSplit();
+    const pending = new PendingErasures();
+    const batch = new Batch(dest, id);
     let segment: string | null = null;
     let read = 0;
-    let batch: { step: CopiedStepInput; seq: number; hash: string }[] = [];
-    let batchBytes = 0;
+    let end = -1;
     let prev = genesisHash(source.genesis);
-    const flush = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const results = await dest.appendMany(batch.map((b) => b.step));
-      results.forEach((r, i) => {
-        const expected = batch[i]!;
-        if (r.seq !== expected.seq || r.step_hash !== expected.hash) {
-          throw new StoreError(
-            'JOURNAL_CORRUPT',
-            `copying into ${id}: the target committed seq ${r.seq} (${r.step_hash}) where the source has seq ${expected.seq} (${expected.hash}); another writer appended to the target meanwhile`,
-            {
-              location: { seq: expected.seq },
-              hint: 'copy into a journal nobody else writes',
-            },
-          );
-        }
-      });
-      batch = [];
-      batchBytes = 0;
-    };
-    if (have > 0) destLines = dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]();
-    const lines = head === null ? [] : source.lines({ from: 0, to: head.seq });
-    for await (const l of lines) {
+    const copyLine = async (l: StoredLine): Promise<void> => {
       if (l.segment !== segment) verifier.beginSegment((segment = l.segment));
       lineHash = null;
       verifier.line(l.text, true);
@@ -121,26 +178,36 @@ export async function copyJournal(
       }
       const refused = guard(l);
       if (refused !== null) {
-        await flush();
+        await batch.flush();
         throw refused;
       }
       options.onProgress?.(++read);
+      let text = l.text;
       if (l.seq < have) {
-        // The target's prefix must be the source's, byte for byte.
+        // The target's prefix must be the source's, byte for byte, or the same step before an erase sealed it.
         const mine = await destLines!.next();
-        if (mine.done === true || mine.value.text !== l.text)
+        if (mine.done === true || !samePrefixLine(mine.value.text, l.text, l.seq, prev, lineHash, format))
           throw differs(id, `its step ${l.seq} is not the source's`);
+        text = mine.value.text;
       } else {
         const sealed = sealedLineOf(l.text, format);
         const step =
           sealed === null ? await reappendable(source, dest, l, prev) : await sealedStep(source, dest, sealed, l);
-        batch.push({ step, seq: l.seq, hash: lineHash });
-        batchBytes += l.text.length;
-        if (batch.length >= BATCH_STEPS || batchBytes >= BATCH_BYTES) await flush();
+        await batch.add(step, l.seq, lineHash, l.text.length);
       }
+      split.inRange(text);
+      pending.line(text);
       prev = lineHash;
+      end = l.seq;
+    };
+    if (have > 0) destLines = dest.lines({ from: 0, to: have - 1 })[Symbol.asyncIterator]();
+    for await (const l of head === null ? [] : source.lines({ from: 0, to: head.seq })) await copyLine(l);
+    for (let more = 0; split.open > 0 && more < MAX_ROUNDS; more++) {
+      const before = end;
+      for await (const l of source.lines({ from: end + 1 })) await copyLine(l);
+      if (end === before) break; // nothing past it: the marker names no record, and finish() says so
     }
-    await flush();
+    await batch.flush();
     const report = verifier.finish();
     const problem = report.problems[0];
     if (problem !== undefined)
@@ -149,63 +216,15 @@ export async function copyJournal(
         `${describeLocation(problem.location)} (${problem.code}: ${problem.message})`,
         true,
       );
-    if (report.steps !== want) {
+    if (report.steps !== Math.max(end + 1, want)) {
       throw new StoreError('JOURNAL_CORRUPT', `the source yielded ${report.steps} steps for 0..${want - 1}`, {
         hint: 'run verify on the source',
       });
     }
-    return {
-      already: have,
-      copied: want - have,
-      head: await dest.head(),
-      created,
-      lineage_dropped: source.lineage !== null,
-    };
+    return { have, end, pending: pending.firstRecorded(end) !== null };
   } finally {
     await destLines?.return?.();
-    await dest.close();
   }
-}
-
-/** A record in sealed form (ERASURE.md §6.4): carried as it stands, with the parts it still references. */
-async function sealedStep(source: Journal, dest: Journal, sealed: SealedLine, l: StoredLine): Promise<CopiedStepInput> {
-  if (l.text.includes('"$stepchain:part"')) await PartCopier.of(source, dest).copy(sealed.record, l.seq);
-  const step: CopiedStepInput = { step_id: sealed.record.step_id as string, ts: sealed.record.ts as string };
-  Object.defineProperty(step, SEALED_LINE, { value: sealed });
-  return step;
-}
-
-/**
- * A record in private form as the step to re-append, after checking that what the target will seal from it
- * (the same prepare and seal) is the source's line, predicted before anything is written.
- */
-async function reappendable(source: Journal, dest: Journal, l: StoredLine, prev: string): Promise<CopiedStepInput> {
-  // Restoring checks every blob against its reference (BLOB_MISSING, BLOB_CORRUPT); a v3 record's parts go to the target first (parts-copy.ts).
-  const rec = await restoreRecord(source.genesis, l.text, l.seq, `source journal ${source.id}`, (ref) =>
-    source.blob(ref.digest, ref.size),
-  );
-  const stored = l.text.includes('"$stepchain:part"')
-    ? await PartCopier.of(source, dest).carry(rec as unknown as Record<string, Json>, l.seq)
-    : null;
-  const step = stepInputOf(rec, source);
-  const profile = writerProfile(dest.genesis);
-  const texts = { ...prepareStep(step, dest.config.blobThreshold, profile).texts, ...stored };
-  const sealed = profile.seal(texts, {
-    seq: l.seq,
-    stepId: rec.step_id,
-    ts: rec.ts,
-    prevHash: prev,
-    ...(typeof step.salt === 'string' ? { salt: step.salt } : {}),
-    ...(typeof step.seed === 'string' ? { seed: step.seed } : {}),
-  }).line;
-  if (sealed.slice(0, -1) !== l.text) {
-    throw new StoreError(
-      'JOURNAL_INVALID',
-      `the source's step ${l.seq} is not what a writer of this version seals from its content (blob substitution or encoding differ), so it cannot be copied byte for byte; the copy stopped, and the target holds an identical prefix of the source`,
-      { location: { seq: l.seq } },
-    );
-  }
-  return step;
 }
 
 /** The target journal: created with the source's genesis and config, or an existing one that has them. */
@@ -243,32 +262,6 @@ async function targetJournal(
     throw differs(id, `it has ${mismatch}`);
   }
   return { journal, created: false };
-}
-
-/**
- * The step a caller appended to make `rec`: its content fields and meta (by the record's own profile),
- * step_id and ts. A record that `append` does not write (another profile) cannot be re-appended.
- */
-function stepInputOf(rec: StepRecord, source: Journal): CopiedStepInput {
-  const fields = rec as unknown as Record<string, Json>;
-  const profile = formatOf(source.genesis).select((name) => fields[name]);
-  if (profile !== writerProfile(source.genesis)) {
-    throw new StoreError(
-      'JOURNAL_INVALID',
-      `the source's step ${rec.seq} is a ${profile.id} record, which append does not write, so it cannot be copied step by step`,
-      { location: { seq: rec.seq } },
-    );
-  }
-  const step: Record<string, Json> = { step_id: rec.step_id, ts: rec.ts };
-  for (const f of profile.contentFields) step[f] = fields[f]!;
-  if (rec.meta !== undefined) step.meta = rec.meta;
-  // A v2 record's salt (FORMAT §12.2) goes with it, so the copy's commitments and step hash are the source's.
-  if (typeof fields.salt === 'string') step.salt = fields.salt;
-  // A v3 record's seed (FORMAT §14.4) likewise: the copy's root, B and step hash are the source's.
-  if (typeof fields.seed === 'string') step.seed = fields.seed;
-  // A copy reproduces a verified chain's records, its erasure records too (ERASURE.md §3.1 reserves them to erase).
-  Object.defineProperty(step, ERASURE_WRITER, { value: true });
-  return step;
 }
 
 /** The member that makes a line an approval request, as canonical JSON writes it (APPROVALS.md §2). */
@@ -339,6 +332,18 @@ function differs(id: string, why: string): StoreError {
     `the target journal ${id} exists and is not a copy of the source: ${why}; it was left untouched`,
     {
       hint: 'copy to a new id, or remove the target first',
+    },
+  );
+}
+
+/** An erase of the source kept recording erasures of copied steps past the end each pass read (MAX_ROUNDS times). */
+function sourceChanged(source: string, id: string, p: PendingErasure, end: number, rounds: number): StoreError {
+  return new StoreError(
+    'SOURCE_CHANGED',
+    `copying journal ${source} into ${id}: the source kept changing — ${rounds} times an erasure of a copied step was recorded past the end the copy had read (the last: ${p.path} of seq ${p.target}, recorded at seq ${p.seq}); the copy stopped, and the target holds the source's steps 0..${end}, a valid prefix that may hold that value in clear`,
+    {
+      location: { seq: p.target },
+      hint: `copy again once no erase of ${source} is running (the copy completes the target), or run stepchain erase ${id} --resume after it`,
     },
   );
 }

@@ -41,6 +41,8 @@ export type StoreErrorCode =
   | 'RANGE_SPLITS_ERASURE'
   /** A fork of steps an erasure recorded but not yet carried out names (spec/ERASURE.md §4): resume it first. */
   | 'ERASURE_PENDING'
+  /** A copy whose source kept changing under it: erasures of copied steps recorded past each end it read (spec/ERASURE.md §6.4). */
+  | 'SOURCE_CHANGED'
   /** A copy of a fork whose copied prefix holds an approval request: without the lineage its decisions would authorise effects twice (spec/POSTGRES.md §10). */
   | 'COPY_DROPS_LINEAGE'
   /** A copy into a fork holding nothing past its fork point: its first own steps would be another journal's (spec/APPROVALS.md §8). */

@@ -10,7 +10,13 @@ import { partsOfJournal } from './parts-verify.js';
 import type { BlobRef } from '../record/markers.js';
 import { describeProblem, type Problem } from '../chain/report.js';
 import { ErasureSplit, describeSplit } from '../record/v3/erasure-split.js';
-import { PendingErasures, describeErasedSince, describePending, erasedSince } from '../record/v3/erasure-pending.js';
+import {
+  PendingErasures,
+  describeErasedSince,
+  describePending,
+  erasedSince,
+  lineReader,
+} from '../record/v3/erasure-pending.js';
 import { StoreError } from './errors.js';
 import { assertSeq } from './ids.js';
 import type { Journal, Lineage } from './types.js';
@@ -115,7 +121,7 @@ export async function copyPrefix(parent: Journal, fromStep: number, sink: Prefix
  */
 export async function confirmUnerased(parent: Journal, fromStep: number, checkedTo: number): Promise<void> {
   if (!capabilitiesOf(parent.genesis).erasure) return;
-  const p = await erasedSince(parent.lines({ from: checkedTo + 1 }), 0, fromStep);
+  const p = await erasedSince(parent.lines({ from: checkedTo + 1 }), 0, fromStep, lineReader(parent));
   if (p !== null)
     throw new StoreError(
       'ERASURE_PENDING',
@@ -136,7 +142,7 @@ async function refusePendingErasure(parent: Journal, fromStep: number, pending: 
     pending.line(l.text, false);
     checkedTo = l.seq;
   }
-  const p = pending.first(fromStep);
+  const p = await pending.first(fromStep, 0, lineReader(parent));
   if (p !== null)
     throw new StoreError(
       'ERASURE_PENDING',

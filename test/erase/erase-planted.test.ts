@@ -6,6 +6,7 @@
  * erasure is named by made every erase of that unit fail STEP_ID_CONFLICT, on a journal that verifies.
  * Planted here through the writer's own flag (ERASURE_WRITER), on the file and the SQLite store.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERASURE_WRITER } from '../../src/store/prepare.js';
@@ -14,6 +15,8 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 type Store = FileStore | SqliteStore;
 import { eraseMatching, eraseValue, erasureStepId, resumeErasures, type StuckErasure } from '../../src/erase.js';
 import { unitAt } from '../../src/record/v3/erasure.js';
+import { exportReceipt, verifyReceipt } from '../../src/index.js';
+import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const EMAIL = 'olga.planted@example.org';
@@ -83,5 +86,45 @@ describe.each(stores)('planted records against the erase writer (%s store)', (_n
     const verdict = await store.verify('j');
     expect(verdict.ok).toBe(true);
     expect(verdict.warnings.map((n) => n.code)).toContain('VALUE_ERASED');
+  });
+});
+
+describe('a planted erasure record with a wrong digest against fork, export and publish', () => {
+  it('names no value the journal holds, so none of them waits for it or refuses ERASURE_PENDING', async () => {
+    // Outsider 14, F8: an erasure record naming seq 0's /result/email with a digest that unit does not have can
+    // never be carried out (resume reports it stuck), yet fork, export and publish counted it pending, waited
+    // ~1.3 s and refused ERASURE_PENDING, for good. verify calls the journal valid (the target is private: the
+    // record is checked when carried out, ERASURE.md §5 step 4), so each makes its copy, which verifies too.
+    const store = new FileStore(tempDir('stepchain-erase-planted-'));
+    const wrong = 'sha256:' + '0'.repeat(64);
+    await journalWith(store, 'j', () => [
+      {
+        step_id: 'erasure:0:planted',
+        kind: 'erasure',
+        input: { target: 0, path: PATH, digest: wrong, reason: 'x', by: null },
+      },
+      { step_id: 'after', result: { ok: true } },
+    ]);
+    const verdict = await store.verify('j');
+    expect(verdict.ok).toBe(true);
+    expect(verdict.warnings.map((n) => n.code)).toContain('ERASURE_PENDING');
+    const journal = await store.open('j');
+    try {
+      const started = Date.now();
+      await (await store.fork(journal, { fromStep: 2, to: 'fork' })).close();
+      const receipt = join(store.root, 'r.tar');
+      await exportReceipt(journal, { out: receipt });
+      const publication = join(store.root, 'p.tar');
+      await publish(journal, {
+        policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+        optIn: true,
+        out: publication,
+      });
+      expect(Date.now() - started).toBeLessThan(1200);
+      expect((await store.verify('fork')).ok).toBe(true);
+      for (const out of [receipt, publication]) expect((await verifyReceipt(readFileSync(out))).ok, out).toBe(true);
+    } finally {
+      await journal.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 /** Verbs over stores: copy a journal between locations, and the doctor's health check. */
+import { resumeErasures } from '../../erase.js';
 import { copyJournal } from '../../store/copy.js';
 import { EXIT_FAILED, EXIT_OK, type Verb } from '../cli.js';
 import { journalId, locate, withJournal } from '../location.js';
@@ -34,6 +35,9 @@ export const copyVerb: Verb = {
         const progress = out.progress('copying: lines read');
         const result = await copyJournal(source, target.store, journalId(target), {
           onProgress: () => progress.tick(),
+          // An erasure the copy carries but the target does not carry out yet (an erase of the source raced
+          // the copy, or the source holds one pending): carried out in the target, as a resume does (ERASURE.md §6.4).
+          completeErasures: (store, id) => resumeErasures(store, id),
         });
         progress.end();
         if (out.json) out.document('copy', { ok: true, from: from.display, to: target.display, ...result });

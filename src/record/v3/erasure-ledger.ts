@@ -274,7 +274,7 @@ export class ErasureLedger {
 }
 
 /** A marker matches an erasure record's path: the same pointer, or (a member) the pointer's parent plus any name. */
-function pathMatches(path: string, m: ErasedUnit): boolean {
+export function pathMatches(path: string, m: ErasedUnit): boolean {
   if (!m.path.endsWith('/' + ERASED_MARKER)) return path === m.path;
   const parent = m.path.slice(0, -ERASED_MARKER.length - 1);
   const i = path.lastIndexOf('/');

@@ -4,7 +4,10 @@
  * carry the value the erasure names, and the copy would not even say it must be erased: they are refused
  * until `stepchain erase --resume` completes it. Pure: fed a journal's lines, it answers.
  */
-import { ERASED_MARKER, ERASURE_KIND, erasureInputOf } from './erasure.js';
+import { toHex } from '../../canonical/sha256.js';
+import { V3_SLOTS } from './commit.js';
+import { ERASED_MARKER, ERASURE_KIND, collectErased, erasureInputOf, unitAt, type ErasedUnit } from './erasure.js';
+import { pathMatches } from './erasure-ledger.js';
 
 /** An erasure recorded at `seq` of `path` in record `target`, whose marker no record holds yet. */
 export interface PendingErasure {
@@ -15,13 +18,26 @@ export interface PendingErasure {
 
 const MARKER_ERASURE = /"erasure":("[A-Za-z0-9._:-]+")/g;
 
+/** The stored text of the record at `seq` of the journal a copy reads (null: it holds none). */
+export type LineAt = (seq: number) => Promise<string | null>;
+
+/** A LineAt reading one line of `source` (a journal, a chain source). */
+export function lineReader(source: {
+  lines(range: { from: number; to: number }): AsyncIterable<{ text: string }>;
+}): LineAt {
+  return async (seq) => {
+    for await (const l of source.lines({ from: seq, to: seq })) return l.text;
+    return null;
+  };
+}
+
 /**
  * Fed a whole journal's lines in chain order: the first erasure recorded whose target is in `from..upTo`
  * and that no record's erased marker names. Lines that are not JSON are skipped: judging them is the
  * verifier's work.
  */
 export class PendingErasures {
-  private readonly recorded: (PendingErasure & { id: string })[] = [];
+  private readonly recorded: (PendingErasure & { id: string; digest: string })[] = [];
   private readonly carried = new Set<string>();
 
   /**
@@ -38,15 +54,56 @@ export class PendingErasures {
         typeof r.step_id === 'string' &&
         typeof r.seq === 'number'
       )
-        this.recorded.push({ id: r.step_id, seq: r.seq, target: input.target, path: input.path });
+        this.recorded.push({
+          id: r.step_id,
+          seq: r.seq,
+          target: input.target,
+          path: input.path,
+          digest: input.digest,
+        });
     }
     if (markers && text.includes(ERASED_MARKER))
       for (const m of text.matchAll(MARKER_ERASURE)) this.carried.add(JSON.parse(m[1]!) as string);
   }
 
-  first(upTo: number, from = 0): PendingErasure | null {
-    const p = this.recorded.find((e) => e.target <= upTo && e.target >= from && !this.carried.has(e.id));
+  /** The first erasure recorded of a step in `from..upTo` that no record's marker names, whatever it names. */
+  firstRecorded(upTo: number, from = 0): PendingErasure | null {
+    const p = this.candidates(upTo, from)[0];
     return p === undefined ? null : { seq: p.seq, target: p.target, path: p.path };
+  }
+
+  /**
+   * The first erasure pending for a step in `from..upTo`: recorded, named by no record's marker, and one that
+   * can be carried out — its target, read through `lineAt`, holds the unit at its path with its digest (in
+   * clear, or erased by a marker holding that digest: the journal may have been rewritten since the copy read
+   * it, and a unit's digest is the same in both forms). A record naming anything else (planted by hand, by an
+   * older writer: outsider 14, F8) can never be carried out — resume reports it stuck — and names no value the
+   * journal holds, so it is not pending for a copy: refusing it would refuse every fork, export and
+   * publication of the journal for good (spec/ERASURE.md §4.1). So is one whose target is not earlier.
+   */
+  async first(upTo: number, from: number, lineAt: LineAt): Promise<PendingErasure | null> {
+    for (const p of this.candidates(upTo, from)) {
+      if (p.target >= p.seq || !holdsUnit(await lineAt(p.target), p)) continue;
+      return { seq: p.seq, target: p.target, path: p.path };
+    }
+    return null;
+  }
+
+  private candidates(upTo: number, from: number): (PendingErasure & { id: string; digest: string })[] {
+    return this.recorded.filter((e) => e.target <= upTo && e.target >= from && !this.carried.has(e.id));
+  }
+}
+
+/** Whether the record `text` holds the unit an erasure names: at its path with its digest, in clear or erased. */
+export function holdsUnit(text: string | null, e: { path: string; digest: string }): boolean {
+  const r = text === null ? null : parse(text);
+  if (r === null) return false;
+  try {
+    return 'sha256:' + toHex(unitAt(r, e.path).unit.digest) === e.digest;
+  } catch {
+    const erased: ErasedUnit[] = [];
+    for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, erased);
+    return erased.some((m) => m.digest === e.digest && pathMatches(e.path, m));
   }
 }
 
@@ -61,10 +118,11 @@ export async function erasedSince(
   later: AsyncIterable<{ text: string }>,
   from: number,
   to: number,
+  lineAt: LineAt,
 ): Promise<PendingErasure | null> {
   const pending = new PendingErasures();
   for await (const l of later) pending.line(l.text, false);
-  return pending.first(to, from);
+  return pending.first(to, from, lineAt);
 }
 
 /** What to say when a copy is not put in place because an erase recorded an erasure of it meanwhile (erasedSince). */
