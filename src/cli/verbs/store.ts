@@ -14,6 +14,8 @@ export const copyVerb: Verb = {
     'blobs) and never written. A target that already holds an identical prefix of the source (an interrupted copy, or a',
     'copy of a journal that has grown since) is completed; a target holding anything else is refused and left untouched.',
     "A fork's lineage names its parent in the source store, so it is not carried over.",
+    'An erasure recorded in the source while the copy runs is carried over and carried out in the target, so the copy',
+    'never holds a value the source erased (spec/ERASURE.md §6.4).',
   ].join('\n'),
   options: {},
   args: { min: 2, max: 2, names: ['from', 'to'] },
