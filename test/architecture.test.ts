@@ -158,7 +158,6 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
     lines: 512,
     fn: 95,
   },
-  'cli/verbs/erase.ts': { why: 'past the bounds once formatted (issue 38)', fn: 82 },
   'cli/verbs/verify.ts': { why: 'past the bounds once formatted (issue 38)', lines: 646 },
   'page/engine.ts': {
     why: 'past the bounds once formatted (issue 38); +2: the approver pins (issue 39); +14: the second worker hashing chain entries (issue 45)',

@@ -18,6 +18,7 @@ import { unitAt } from '../../src/record/v3/erasure.js';
 import { exportReceipt, verifyReceipt } from '../../src/index.js';
 import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
+import { cliIn } from '../helpers/cli-in.js';
 
 const EMAIL = 'olga.planted@example.org';
 const PATH = '/result/email';
@@ -126,5 +127,36 @@ describe('a planted erasure record with a wrong digest against fork, export and 
     } finally {
       await journal.close();
     }
+  });
+
+  it('an erase of the unit a false record names goes ahead and says why verify now fails at that record', async () => {
+    // Outsider 14, 1: the false record (another digest for seq 0's /result/email) is pending while seq 0 is
+    // private; the DPO's erase seals seq 0, and verify then holds the record to it (ERASURE_MISMATCH at the
+    // record, ERASURE.md §5 step 4). The erase must still remove the value, and must not leave that verdict
+    // looking like its own doing: it names the record it contradicts.
+    const store = new FileStore(tempDir('stepchain-erase-planted-'));
+    const falseRecord = () => [
+      {
+        step_id: 'erasure:0:planted',
+        kind: 'erasure',
+        input: { target: 0, path: PATH, digest: 'sha256:' + '0'.repeat(64), reason: 'x', by: null },
+      },
+    ];
+    await journalWith(store, 'j', falseRecord);
+    await journalWith(store, 'k', falseRecord);
+    const cli = cliIn(store.root);
+    const erased = await cli.run('erase', 'j', '--seq', '0', '--path', PATH, '--reason', 'request', '--by', 'dpo');
+    expect(erased.code, erased.stderr).toBe(0);
+    expect(erased.stderr).toMatch(/warning: erasure record seq 1 names \/result\/email of seq 0 with a digest/);
+    expect(erased.stderr).toContain('ERASURE_MISMATCH at seq 1');
+    expect(await holdsEmail(store, 'j')).toBe(false);
+    const verdict = await store.verify('j');
+    expect(verdict.problems.map((p) => [p.code, p.location.seq])).toEqual([['ERASURE_MISMATCH', 1]]);
+    // The whole member around it: the same record is named, in the JSON document too.
+    const json = await cli.run('erase', 'k', '--seq', '0', '--path', '/result', '--reason', 'request', '--json');
+    expect(json.code, json.stderr).toBe(0);
+    const doc = JSON.parse(json.stdout) as { contradicted_by: { erasure: { seq: number } }[] };
+    expect(doc.contradicted_by.map((c) => c.erasure.seq)).toEqual([1]);
+    expect(await holdsEmail(store, 'k')).toBe(false);
   });
 });

@@ -5,6 +5,7 @@ import { eraseMatching, eraseValue, resumeErasures, type ErasureOutcome, type St
 import { EXIT_FAILED, EXIT_OK, UsageError, type Verb } from '../cli.js';
 import { locate } from '../location.js';
 import { backendOf } from '../../store/scheme.js';
+import type { Output } from '../output.js';
 import { inline } from '../safe-text.js';
 
 function intArg(v: unknown, name: string): number {
@@ -123,29 +124,54 @@ export const eraseVerb: Verb = {
           'erase needs --seq, --path and --reason (or --match-path on a store, or --resume)',
           'erase',
         );
-      const { first, o } = await eraseAfterEarlier(at.store, at.id, {
+      return await eraseOne(out, at.store, at.id, {
         seq: intArg(values.seq, '--seq'),
         path: values.path as string,
         reason: values.reason as string,
         by: (values.by as string | undefined) ?? null,
       });
-      if (out.json) out.document('erase', { ok: true, ...o, completed_first: first });
-      else for (const done of [...first, o]) say(done);
-      return EXIT_OK;
     } finally {
       await at.close();
     }
   },
 };
 
-/** Erases one value after completing the erasures recorded earlier and not carried out: said, never silently (ERASURE.md §3.1). */
-async function eraseAfterEarlier(
+/**
+ * Erases one value after completing the erasures recorded earlier and not carried out: said, never silently
+ * (ERASURE.md §3.1); and says which false erasure records the value's sealing now exposes to verify.
+ */
+async function eraseOne(
+  out: Output,
   store: Parameters<typeof eraseValue>[0],
   id: string,
   req: Parameters<typeof eraseValue>[2],
-): Promise<{ first: ErasureOutcome[]; o: ErasureOutcome }> {
-  const first = await resumeErasures(store, id);
-  return { first, o: await eraseValue(store, id, req) };
+): Promise<number> {
+  const stuck: StuckErasure[] = [];
+  const first = await resumeErasures(store, id, stuck);
+  const o = await eraseValue(store, id, req);
+  const contradicted = contradicting(stuck, o);
+  if (out.json) out.document('erase', { ok: true, ...o, completed_first: first, contradicted_by: contradicted });
+  else {
+    for (const done of [...first, o]) sayOutcome(out, done);
+    for (const s of contradicted) out.say(out.style('yellow', contradictionLine(s)));
+  }
+  return EXIT_OK;
+}
+
+/**
+ * The erasure records that could not be carried out (another digest at their path, written by hand or by another
+ * program) and that name the unit just erased or one inside or around it. While its target was in private form
+ * such a record was pending and checked by nobody (one pass keeps no private line); now that the target is sealed,
+ * verify holds the record to it and reports ERASURE_MISMATCH there (ERASURE.md §5 step 4). The erase goes ahead —
+ * the value must go — and says so, so the new verdict is not read as this erase's doing.
+ */
+function contradicting(stuck: readonly StuckErasure[], o: ErasureOutcome): StuckErasure[] {
+  const around = (a: string, b: string): boolean => a === b || b.startsWith(a + '/');
+  return stuck.filter((s) => s.seq === o.seq && (around(s.path, o.path) || around(o.path, s.path)));
+}
+
+function contradictionLine(s: StuckErasure): string {
+  return `warning: erasure record seq ${s.erasure.seq} names ${inline(s.path)} of seq ${s.seq} with a digest that unit does not have (${inline(s.code)}): no erase wrote it. Now that seq ${s.seq} is sealed, verify checks that record and reports ERASURE_MISMATCH at seq ${s.erasure.seq}: the journal held a false erasure record before this erase (ERASURE.md §5 step 4)`;
 }
 
 /** One erasure in people's text, and each other place that holds the same value (ERASURE.md §4). */
