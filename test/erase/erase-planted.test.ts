@@ -159,4 +159,40 @@ describe('a planted erasure record with a wrong digest against fork, export and 
     expect(doc.contradicted_by.map((c) => c.erasure.seq)).toEqual([1]);
     expect(await holdsEmail(store, 'k')).toBe(false);
   });
+
+  it('a replayed copy of a completed erasure record keeps no fork, export or publication waiting for it', async () => {
+    // Outsider 14, 2: the same target, path and digest as an erasure carried out (the digest is in every receipt),
+    // under another step_id: the marker names the first record, so the copy was counted pending; fork, export
+    // and publish refused ERASURE_PENDING ("the value would be carried out in clear") for good, while the value
+    // was gone and verify called the journal intact.
+    const store = new FileStore(tempDir('stepchain-erase-planted-'));
+    await journalWith(store, 'j', () => []);
+    const done = await eraseValue(store, 'j', { seq: 0, path: PATH, reason: 'request', by: 'dpo' });
+    const journal = await store.open('j');
+    try {
+      await journal.append({
+        [ERASURE_WRITER]: true,
+        step_id: 'erasure:0:replayed',
+        kind: 'erasure',
+        input: { target: 0, path: PATH, digest: done.digest, reason: 'request', by: 'dpo' },
+      } as never);
+      expect((await store.verify('j')).ok).toBe(true);
+      const started = Date.now();
+      await (await store.fork(journal, { fromStep: 2, to: 'fork' })).close();
+      const receipt = join(store.root, 'r.tar');
+      await exportReceipt(journal, { out: receipt });
+      const publication = join(store.root, 'p.tar');
+      await publish(journal, {
+        policy: { rules: [{ id: 'models', paths: ['/model'] }] },
+        optIn: true,
+        out: publication,
+      });
+      expect(Date.now() - started).toBeLessThan(1200);
+      expect((await store.verify('fork')).ok).toBe(true);
+      for (const out of [receipt, publication]) expect((await verifyReceipt(readFileSync(out))).ok, out).toBe(true);
+      expect(await holdsEmail(store, 'fork')).toBe(false);
+    } finally {
+      await journal.close();
+    }
+  });
 });

@@ -39,6 +39,12 @@ export function lineReader(source: {
 export class PendingErasures {
   private readonly recorded: (PendingErasure & { id: string; digest: string })[] = [];
   private readonly carried = new Set<string>();
+  /**
+   * The erased markers of the lines read with their markers (the copy's own lines), by seq: an erasure whose
+   * unit one of them already holds erased is carried out in the copy, whichever record erased it (a replayed
+   * copy of a completed erasure record names a marker that names another record: outsider 14, 2).
+   */
+  private readonly erasedIn = new Map<number, ErasedUnit[]>();
 
   /**
    * Feeds one line. `markers: false` reads only its erasure records: for lines read after a copy was taken,
@@ -62,8 +68,11 @@ export class PendingErasures {
           digest: input.digest,
         });
     }
-    if (markers && text.includes(ERASED_MARKER))
+    if (markers && text.includes(ERASED_MARKER)) {
       for (const m of text.matchAll(MARKER_ERASURE)) this.carried.add(JSON.parse(m[1]!) as string);
+      const r = parse(text);
+      if (r !== null && typeof r.seq === 'number') this.erasedIn.set(r.seq, erasedUnitsOf(r));
+    }
   }
 
   /** The first erasure recorded of a step in `from..upTo` that no record's marker names, whatever it names. */
@@ -79,14 +88,20 @@ export class PendingErasures {
    * it, and a unit's digest is the same in both forms). A record naming anything else (planted by hand, by an
    * older writer: outsider 14, F8) can never be carried out — resume reports it stuck — and names no value the
    * journal holds, so it is not pending for a copy: refusing it would refuse every fork, export and
-   * publication of the journal for good (spec/ERASURE.md §4.1). So is one whose target is not earlier.
+   * publication of the journal for good (spec/ERASURE.md §4.1). So is one whose target is not earlier, and one
+   * whose unit the copy's own line of the target holds erased already (a replayed record: the copy holds no value).
    */
   async first(upTo: number, from: number, lineAt: LineAt): Promise<PendingErasure | null> {
     for (const p of this.candidates(upTo, from)) {
-      if (p.target >= p.seq || !holdsUnit(await lineAt(p.target), p)) continue;
+      if (p.target >= p.seq || this.erasedInCopy(p) || !holdsUnit(await lineAt(p.target), p)) continue;
       return { seq: p.seq, target: p.target, path: p.path };
     }
     return null;
+  }
+
+  /** Whether the copy's own line of p's target holds p's unit erased already (by this record or another). */
+  private erasedInCopy(p: { target: number; path: string; digest: string }): boolean {
+    return (this.erasedIn.get(p.target) ?? []).some((m) => m.digest === p.digest && pathMatches(p.path, m));
   }
 
   private candidates(upTo: number, from: number): (PendingErasure & { id: string; digest: string })[] {
@@ -101,10 +116,14 @@ export function holdsUnit(text: string | null, e: { path: string; digest: string
   try {
     return 'sha256:' + toHex(unitAt(r, e.path).unit.digest) === e.digest;
   } catch {
-    const erased: ErasedUnit[] = [];
-    for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, erased);
-    return erased.some((m) => m.digest === e.digest && pathMatches(e.path, m));
+    return erasedUnitsOf(r).some((m) => m.digest === e.digest && pathMatches(e.path, m));
   }
+}
+
+function erasedUnitsOf(r: Record<string, unknown>): ErasedUnit[] {
+  const erased: ErasedUnit[] = [];
+  for (const slot of V3_SLOTS) collectErased(r[slot], `/${slot}`, erased);
+  return erased;
 }
 
 /**
