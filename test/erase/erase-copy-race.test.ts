@@ -171,6 +171,36 @@ describe('a copy racing an erase of its source', () => {
       expect(readFileSync(join(store.root, 'a-copy', 'buckets', name), 'utf8')).not.toContain(EMAIL);
   });
 
+  it('a part an erase deletes after the copy read its reference: the copy reads the line again (outsider 14, 3)', async () => {
+    // A value over the part threshold is stored once as a part; the erase records its erasure, rewrites the line
+    // and deletes the part. A copy that read the line in clear and asks for the part then found it gone and
+    // stopped PART_MISSING ("restore the journal's parts from a backup"), leaving an empty target.
+    const store = new FileStore(tempDir('stepchain-erase-copy-'));
+    const journal = await store.create('live', { format: 'stepchain/v3' } as never);
+    const doc = `${'a long document '.repeat(80)}${EMAIL}`;
+    for (let i = 0; i < 3; i++) await journal.append({ step_id: `s${i}`, result: { doc: i === 1 ? doc : `n${i}` } });
+    const parts = (journal as unknown as { parts: { store: { get: (...a: unknown[]) => Promise<unknown> } } }).parts
+      .store;
+    const get = parts.get.bind(parts);
+    let erased = false;
+    parts.get = async (...a: unknown[]) => {
+      if (!erased) {
+        erased = true;
+        await eraseValue(store, 'live', { seq: 1, path: '/result/doc', reason: 'GDPR Art. 17' });
+      }
+      return get(...a);
+    };
+    const into = new FileStore(tempDir('stepchain-erase-copy-'));
+    try {
+      const result = await copyJournal(journal, into, 'copy', complete);
+      expect(erased).toBe(true);
+      expect(result.head?.seq).toBe(3);
+      expect(await expectErased(into, 'copy')).toContain('VALUE_ERASED');
+    } finally {
+      await journal.close();
+    }
+  });
+
   it('a source that keeps changing is refused SOURCE_CHANGED, and the target is left a valid prefix', async () => {
     // Every pass reads the source to its head, and an erase then records an erasure of one more copied step.
     const { store, journal } = await journalOf(12);
