@@ -21,8 +21,6 @@ import {
   erasureStepId,
   fault,
   hasMarker,
-  matchesIn,
-  matchPattern,
   targetNotEarlier,
   outcomeOf,
   stuckOrThrow,
@@ -36,6 +34,8 @@ import {
 } from './common.js';
 import { decisionVoided } from './decision.js';
 import { forEachJournal } from './each-journal.js';
+import { lineMatcher, type Found } from './match.js';
+import { PartReader } from '../record/v3/part-reader.js';
 import {
   ERASURE_KIND,
   ErasureError,
@@ -250,8 +250,7 @@ export async function eraseMatching(
   req: MatchRequest,
   first?: ErasureFirst,
 ): Promise<StoreErasureReport> {
-  const pattern = matchPattern(req.matchPath);
-  const want = JSON.stringify(req.value);
+  const matcher = lineMatcher(req);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
   await forEachJournal(store, report, async (id) => {
     const paths = new JournalPaths(join(store.root, id));
@@ -261,20 +260,17 @@ export async function eraseMatching(
       return;
     }
     report.erased.push(...(await resumeErasures(store, id)));
-    const found: { seq: number; path: string }[] = [];
-    for (const b of await listBuckets(paths)) {
-      const text = await readFile(paths.bucket(b), 'utf8');
-      // A cheap filter: a matching value's JSON text is in the line (strings: without escapes differing).
-      if (!text.includes(want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want)) continue;
-      text.split('\n').forEach((line) => {
-        if (line === '') return;
-        const r = JSON.parse(line) as Record<string, unknown>;
-        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
-      });
-    }
+    // A value stored as a part is compared as read from the journal's part files (erase/match.ts).
+    const parts = new FilePartStore(paths.dir);
+    const match = matcher(new PartReader((a, size) => parts.get(a, size)));
+    const found: Found[] = [];
+    for (const b of await listBuckets(paths))
+      for (const line of (await readFile(paths.bucket(b), 'utf8')).split('\n'))
+        if (line !== '') found.push(...(await match(line)));
     for (const f of found) {
       const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
       try {
+        if (f.error !== undefined) throw new Error(f.error);
         const before = (await first?.(id, one)) ?? null;
         if (before !== null) report.erased.push(await eraseValue(store, id, before));
         report.erased.push(await eraseValue(store, id, one));

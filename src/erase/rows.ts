@@ -16,8 +16,6 @@ import {
   checkAgain,
   fault,
   hasMarker,
-  matchesIn,
-  matchPattern,
   targetNotEarlier,
   outcomeOf,
   stuckOrThrow,
@@ -30,6 +28,8 @@ import {
 } from './common.js';
 import { decisionVoided } from './decision.js';
 import { forEachJournal } from './each-journal.js';
+import { lineMatcher, type Found } from './match.js';
+import { partReaderOf } from '../record/v3/part-reader.js';
 
 type RowJournal = Journal & LineRewriter;
 
@@ -76,7 +76,7 @@ async function completeErasure(
 /** What one pass over a journal's lines finds: erasure records, the erasures markers name, and (given a test) matching lines. */
 async function scan(
   journal: RowJournal,
-  match?: (text: string) => void,
+  match?: (text: string) => Promise<void>,
 ): Promise<{ pending: { seq: number; step_id: string; input: ErasureInput }[]; sealedBy: Set<string> }> {
   const pending: { seq: number; step_id: string; input: ErasureInput }[] = [];
   const sealedBy = new Set<string>();
@@ -89,7 +89,7 @@ async function scan(
     }
     if (text.includes(ERASED_MARKER))
       for (const m of text.matchAll(/"erasure":("[A-Za-z0-9._:-]+")/g)) sealedBy.add(JSON.parse(m[1]!) as string);
-    match?.(text);
+    await match?.(text);
   }
   return { pending, sealedBy };
 }
@@ -187,10 +187,7 @@ export async function eraseRowMatching(
   req: MatchRequest,
   first?: ErasureFirst,
 ): Promise<StoreErasureReport> {
-  const pattern = matchPattern(req.matchPath);
-  const want = JSON.stringify(req.value);
-  // A cheap filter: a matching value's JSON text is in the line (a string: its text without the quotes).
-  const needle = want.length > 2 && typeof req.value === 'string' ? want.slice(1, -1) : want;
+  const matcher = lineMatcher(req);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
   await forEachJournal(store, report, async (id) => {
     const journal = await openForErasure(store, id);
@@ -199,12 +196,11 @@ export async function eraseRowMatching(
         report.journals_not_v3.push(id);
         return;
       }
-      // One pass: the journal's interrupted erasures and the lines that match.
-      const found: { seq: number; path: string }[] = [];
-      const scanned = await scan(journal, (text) => {
-        if (!text.includes(needle)) return;
-        const r = JSON.parse(text) as Record<string, unknown>;
-        for (const h of matchesIn(r, pattern, want)) found.push({ seq: r.seq as number, path: h });
+      // One pass: the journal's interrupted erasures and the lines that match (parts read, erase/match.ts).
+      const found: Found[] = [];
+      const match = matcher(partReaderOf(journal));
+      const scanned = await scan(journal, async (text) => {
+        found.push(...(await match(text)));
       });
       const stuck: StuckErasure[] = [];
       const resumed = await resumeOpen(journal, id, scanned, stuck);
@@ -213,6 +209,7 @@ export async function eraseRowMatching(
       for (const f of found.filter((x) => !done.has(`${x.seq} ${x.path}`))) {
         const one = { seq: f.seq, path: f.path, reason: req.reason, by: req.by ?? null };
         try {
+          if (f.error !== undefined) throw new Error(f.error);
           const before = (await first?.(id, one)) ?? null;
           if (before !== null) report.erased.push(await eraseOpen(journal, id, before, stuck));
           report.erased.push(await eraseOpen(journal, id, one, stuck));
