@@ -20,6 +20,7 @@ import { copyJournal } from '../../src/store/copy.js';
 import type { Journal, OpenOptions, SeqRange, Store } from '../../src/store/index.js';
 import { eraseMatching, eraseValue, resumeErasures } from '../../src/erase.js';
 import { tempDir } from '../helpers/tmp.js';
+import { afterReads } from '../helpers/racing-reads.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const EMAIL = 'mira.copy@example.org';
@@ -36,20 +37,6 @@ async function journalOf(n = 3): Promise<{ store: FileStore; journal: Journal }>
 }
 
 const erase = (store: FileStore, seq = 1) => eraseValue(store, 'live', { seq, path: PATH, reason: 'GDPR Art. 17' });
-
-/** `journal`, whose every read of lines runs `after` (awaited) once it has yielded its last line. */
-function afterReads<J extends Journal>(journal: J, after: (range: SeqRange) => Promise<void>): J {
-  return new Proxy(journal, {
-    get(target, name, receiver) {
-      if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
-      return (range: SeqRange = {}) =>
-        (async function* () {
-          yield* target.lines(range);
-          await after(range);
-        })();
-    },
-  });
-}
 
 /** `journal`, whose reads of lines wait for `gate` (and say so through `reached`) before the first line. */
 function gatedReads<J extends Journal>(journal: J, reached: () => void, gate: Promise<void>): J {

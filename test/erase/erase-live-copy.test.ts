@@ -19,6 +19,7 @@ import { eraseMatching, eraseValue, resumeErasures } from '../../src/erase.js';
 import { exportReceipt } from '../../src/index.js';
 import { publish } from '../../src/publish.js';
 import { tempDir } from '../helpers/tmp.js';
+import { afterReads } from '../helpers/racing-reads.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const EMAIL = 'lena.live@example.org';
@@ -60,20 +61,6 @@ async function interruptedErase(store: FileStore, id: string): Promise<void> {
 }
 
 const codeOf = (e: unknown): unknown => (e as { code?: unknown }).code;
-
-/** `journal`, whose every read of lines runs `after` (awaited) once it has yielded its last line. */
-function afterReads<J extends Journal>(journal: J, after: (range: SeqRange) => Promise<void>): J {
-  return new Proxy(journal, {
-    get(target, name, receiver) {
-      if (name !== 'lines') return Reflect.get(target, name, receiver) as unknown;
-      return (range: SeqRange = {}) =>
-        (async function* () {
-          yield* target.lines(range);
-          await after(range);
-        })();
-    },
-  });
-}
 
 /** `journal`, whose first read of its head runs `after` (awaited) before answering. */
 function afterFirstHead<J extends Journal>(journal: J, after: () => Promise<void>): J {
