@@ -345,6 +345,7 @@ describe('the entry points', () => {
     'receipt/node.ts',
     'record/formats.ts',
     'record/run-state.ts',
+    'record/seen.ts',
     'record/v3/part-reader.ts',
     'record/v3/parts.ts',
     'redact/index.ts',

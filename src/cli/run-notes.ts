@@ -6,10 +6,10 @@
  * lines the verifier has just checked, folded as a verifier folds a receipt's (foldLine): a stepchain/v2 or v3 journal, or a
  * complete receipt of one (its lines are the run's records from seq 0).
  */
-import { ownString } from '../bytes.js';
 import type { Store, StoredLine } from '../index.js';
 import { emptyState, foldLine, foldReadLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { journalFormat } from '../record/formats.js';
+import { FirstSeen } from '../record/seen.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
 
@@ -31,13 +31,14 @@ export function hasRunNotes(format: string | undefined): boolean {
 export class RunNoteCollector {
   private readonly state = emptyState();
   // Every step_id, for one repeated anywhere (beyond the idempotency window: within it a repeat is refused or
-  // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once.
-  private readonly firstSeq = new Map<string, number>();
+  // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once. Kept
+  // for the whole journal, as bytes (record/seen.ts): never a slice of the line it came from.
+  private readonly firstSeq = new FirstSeen();
   private readonly repeated: RunNote[] = [];
 
   add(text: string, seq: number): void {
     foldLine(this.state, text, seq);
-    this.stepId(idOfLine(text), seq);
+    this.stepId(stepIdOf(text), seq);
   }
 
   /** add, for a line the verifier hands its observer: what it read already (kind, step_id) is not read again. */
@@ -46,14 +47,13 @@ export class RunNoteCollector {
     seq: number,
   ): void {
     foldReadLine(this.state, line, seq);
-    this.stepId(line.stepId === undefined ? idOfLine(line.text) : line.stepId, seq);
+    this.stepId(line.stepId === undefined ? stepIdOf(line.text) : line.stepId, seq);
   }
 
   private stepId(id: string | null, seq: number): void {
     if (id === null) return;
-    const first = this.firstSeq.get(id);
-    if (first === undefined) this.firstSeq.set(id, seq);
-    else
+    const first = this.firstSeq.firstOrAdd(id, seq);
+    if (first !== undefined)
       this.repeated.push({
         code: 'STEP_ID_REPEATED',
         seq,
@@ -138,10 +138,4 @@ export async function storedRunNotes(store: Store, id: string, to: number): Prom
 /** The notes as the verdict's lines (people's text: content passes through inline). */
 export function noteLines(out: Output, notes: readonly RunNote[]): string[] {
   return notes.map((n) => `  ${out.style('cyan', 'note')}     ${inline(n.code)} at seq ${n.seq}: ${inline(n.message)}`);
-}
-
-/** A line's step_id, kept for the rest of the journal: a copy, so that it does not hold the line (ownString). */
-function idOfLine(text: string): string | null {
-  const id = stepIdOf(text);
-  return id === null ? null : ownString(id);
 }

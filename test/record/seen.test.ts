@@ -1,0 +1,140 @@
+/**
+ * The compact tables verify keeps per record (src/record/seen.ts) against the Maps they replaced: the same
+ * answers for any sequence of texts and digests, growth and wide characters included.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { DigestTable, FirstSeen, TextArena } from '../../src/record/seen.js';
+
+const DIST = fileURLToPath(new URL('../../dist', import.meta.url));
+
+const digestOf = (n: number): string => 'sha256:' + createHash('sha256').update(String(n)).digest('hex');
+
+/** Texts as a chain's step_ids and hostile ones come: ASCII, Latin-1, astral and lone surrogates, empty. */
+const text = fc.oneof(
+  fc.constantFrom('a', 'b', 'step-1', 'step-2', '', 'é', '\u{1F600}', '\ud800', 'x'.repeat(5000)),
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+);
+
+describe('TextArena', () => {
+  test('gives back every text as added', () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 600 }), (texts) => {
+        const arena = new TextArena();
+        const at = texts.map((t) => arena.add(t));
+        expect(at).toEqual(texts.map((_, i) => i));
+        texts.forEach((t, i) => {
+          expect(arena.get(i)).toBe(t);
+          expect(arena.is(i, t)).toBe(true);
+          expect(arena.is(i, t + 'x')).toBe(false);
+        });
+      }),
+    );
+  });
+});
+
+describe('FirstSeen', () => {
+  test('answers as a Map of first seqs does, through many growths', () => {
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 2000 }), (texts) => {
+        const seen = new FirstSeen();
+        const model = new Map<string, number>();
+        texts.forEach((t, seq) => {
+          expect(seen.firstOrAdd(t, seq)).toBe(model.get(t));
+          if (!model.has(t)) model.set(t, seq);
+        });
+      }),
+    );
+  });
+
+  test('texts that differ in one character, or only in length, are told apart at 30 000 entries', () => {
+    const seen = new FirstSeen();
+    for (let i = 0; i < 30_000; i++) expect(seen.firstOrAdd(`id-${i}`, i)).toBeUndefined();
+    for (let i = 0; i < 30_000; i += 997) expect(seen.firstOrAdd(`id-${i}`, -1)).toBe(i);
+    expect(seen.firstOrAdd('id-', 7)).toBeUndefined();
+    expect(seen.firstOrAdd('id-1000000', 8)).toBeUndefined();
+  });
+});
+
+describe('DigestTable', () => {
+  test('finds each digest added, in order, and no other', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 3000 }), { maxLength: 3000 }), (ns) => {
+        const table = new DigestTable();
+        const model = new Map<string, number>();
+        for (const n of ns) {
+          const d = digestOf(n);
+          const before = model.get(d);
+          expect(table.indexOf(d, 0, false)).toBe(before ?? -1);
+          expect(table.indexOf(d, 0, true)).toBe(before ?? model.size);
+          if (before === undefined) model.set(d, model.size);
+        }
+        expect(table.size).toBe(model.size);
+      }),
+    );
+  });
+
+  test('reads the digest at an offset, with text after it (a stored call key: digest, then the tool name)', () => {
+    const table = new DigestTable();
+    expect(table.indexOf(digestOf(1) + '"sql_query"', 0, true)).toBe(0);
+    expect(table.indexOf('xx' + digestOf(1), 2, false)).toBe(0);
+    expect(table.indexOf(digestOf(2) + '"x"', 0, false)).toBe(-1);
+  });
+
+  test('refuses what is not a digest, adding nothing', () => {
+    const table = new DigestTable();
+    const d = digestOf(3);
+    for (const bad of [
+      d.toUpperCase(),
+      d.replace('sha256:', 'sha512:'),
+      d.slice(0, 70),
+      d.slice(0, 70) + 'g',
+      d.slice(0, 70) + '\u0131',
+      '',
+    ])
+      expect(table.indexOf(bad, 0, true)).toBe(-1);
+    expect(table.size).toBe(0);
+  });
+});
+
+describe('what verify keeps per record', () => {
+  test('300 000 records of distinct calls: the run notes and the approval check hold them outside a 16 MB heap', async () => {
+    // In a process of its own, with its heap bounded, as verify hands them over: each record's step_id, and its
+    // call's step_id as JSON text and key (digest, then the name). Maps of the strings held about 340 bytes a
+    // record of heap (100 MB here: out of memory); the tables hold about 155 bytes a record of typed arrays, and
+    // nothing that grows in the heap.
+    const script = `
+      const { EarlierCalls } = await import(${JSON.stringify(DIST + '/approval/earlier-calls.js')});
+      const { RunNoteCollector } = await import(${JSON.stringify(DIST + '/cli/run-notes.js')});
+      const used = () => { gc(); gc(); return process.memoryUsage().heapUsed; };
+      const notes = new RunNoteCollector();
+      const calls = new EarlierCalls();
+      const n = 300000;
+      // Distinct digests without a hash object per record (their buffers would count until finalised).
+      const hex = (k) => { let x = k * 2654435761 + 1, t = ''; for (let i = 0; i < 8; i++) { x = (x * 48271) % 2147483647; t += x.toString(16).padStart(8, '0'); } return t; };
+      const before = used();
+      for (let seq = 0; seq < n; seq++) {
+        const id = 'b5c0e0a1-' + String(seq).padStart(8, '0') + '-4f00-8000-000000000000';
+        notes.addLine({ text: '', kindIsStep: true, stepId: id }, seq);
+        calls.stored('"' + id + '"', seq, 'sha256:' + hex(seq) + '"sql_query"');
+      }
+      if (calls.find('{"arguments":{},"name":"x"}') !== undefined || notes.notes().length !== 0) process.exit(3);
+      process.stdout.write(String((used() - before) / n));
+    `;
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        ['--expose-gc', '--max-old-space-size=16', '--input-type=module', '-e', script],
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(r.stderr).not.toContain('heap out of memory');
+    expect(r.code, r.stderr.slice(0, 400)).toBe(0);
+    expect(Number(r.stdout)).toBeLessThan(4);
+  });
+});
