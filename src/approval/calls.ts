@@ -214,6 +214,8 @@ export function storedCallIn(line: string, top: ReadonlyMap<string, readonly [nu
 }
 
 const DIGITS = /\d+/y;
+/** What follows a stored v3 line's `ts`: its `v`, last (FORMAT.md §14.6). */
+const LINE_TAIL = /^,"v":\d+\}$/;
 const STEP_HASH = /"sha256:[0-9a-f]{64}"/y;
 
 export interface StoredCall {
@@ -245,13 +247,12 @@ function callAt(
     const c = line.charCodeAt(from + s);
     if (k !== 'arguments' && k !== 'name' && (c === 0x7b || c === 0x5b)) return null;
   }
+  // The record's own `ts` and `v` end the line (FORMAT.md §14.6): `,"ts":"` inside a member after them (a line
+  // verify refuses, UNKNOWN_FIELD) would otherwise pass off a call nested there, its seq and step_id, as the record's.
+  const tsEnd = line.indexOf('"', end + 7);
+  if (!LINE_TAIL.test(line.slice(tsEnd + 1))) return null;
   const form = `{"arguments":${line.slice(from + a[0], from + a[1])},"name":${line.slice(from + n[0], from + n[1])}}`;
-  return {
-    id: line.slice(id[0], id[1]),
-    seq,
-    ts: line.slice(end + 7, line.indexOf('"', end + 7)),
-    form,
-  };
+  return { id: line.slice(id[0], id[1]), seq, ts: line.slice(end + 7, tsEnd), form };
 }
 
 /**

@@ -231,7 +231,9 @@ async function copyPass(
         hint: 'run verify on the source',
       });
     }
-    return { have, end, pending: pending.firstRecorded(end) !== null };
+    // Pending as for fork, export and publish (ERASURE.md §4.1): one the target can carry out. A planted record
+    // (another digest) or a replayed one (its unit already erased in the target) is never carried out.
+    return { have, end, pending: (await pending.first(end, 0, lineReader(dest))) !== null };
   } finally {
     await destLines?.return?.();
   }

@@ -104,4 +104,21 @@ describe('a call read from a stored line without parsing it', () => {
       { numRuns: 400 },
     );
   });
+
+  it("never reads a call nested in a member after ts as the record's own", () => {
+    // A hand-made line (verify refuses its member `x`, UNKNOWN_FIELD) whose `x` holds a record-like object:
+    // storedCall took its `,"ts":"` for the record's and read the nested call, seq and step_id.
+    const line = canonicalJson({
+      kind: 'step',
+      seq: 7,
+      step_hash: PREV,
+      step_id: 'real',
+      tool_call: { arguments: { a: 1 }, name: 'real' },
+      ts: '2026-11-27T10:00:00.000Z',
+      v: 3,
+      x: { a: 0, seq: 5, step_hash: PREV, step_id: 'fake', tool_call: { arguments: {}, name: 'fake' }, ts: 'z' },
+    });
+    expect(storedCall(line)).toBeNull();
+    expect(storedCallIn(line, scanCanonical(line, {}).members!)).toBeNull();
+  });
 });

@@ -75,12 +75,6 @@ export class PendingErasures {
     }
   }
 
-  /** The first erasure recorded of a step in `from..upTo` that no record's marker names, whatever it names. */
-  firstRecorded(upTo: number, from = 0): PendingErasure | null {
-    const p = this.candidates(upTo, from)[0];
-    return p === undefined ? null : { seq: p.seq, target: p.target, path: p.path };
-  }
-
   /**
    * The first erasure pending for a step in `from..upTo`: recorded, named by no record's marker, and one that
    * can be carried out — its target, read through `lineAt`, holds the unit at its path with its digest (in

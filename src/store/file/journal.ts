@@ -45,7 +45,7 @@ import {
 import { prepareSteps, type BlobPayload } from '../prepare.js';
 import { capabilitiesOf, writerProfile, type Genesis } from '../../record/formats.js';
 import { Lease } from './lease.js';
-import { sweepStaging } from './lock.js';
+import { acquireLock, sweepStaging, type HeldLock } from './lock.js';
 import { readBlob, readHead, readStoredLines, runStateFile } from './reads.js';
 import { Tail } from './tail.js';
 import { verifyJournalDir } from './verify-dir.js';
@@ -345,15 +345,15 @@ export class FileJournal implements Journal {
   /**
    * Runs `fn` under this journal's lock, so that no writer appends meanwhile (ChainSource.holdingAppends): a
    * fork's, a receipt's or a publication's last check for erasure records and the rename that puts it in place.
-   * A read-only journal whose directory this process cannot write is checked without the lock.
+   * Only the lock, not a writer's lease: its hooks (tail repair, head cache, Merkle tree rebuilt) write into a
+   * journal opened to be read. A read-only journal whose directory this process cannot write: without the lock.
    */
   async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
     await this.queue.settle();
-    let mine = false;
+    let lock: HeldLock | null = null;
     if (!this.lease.isHeld) {
       try {
-        await this.lease.acquire();
-        mine = true;
+        lock = await acquireLock(this.dir, { timeoutMs: this.options.lockTimeoutMs, staleMs: this.options.staleMs });
       } catch (e) {
         if (!this.readOnly || !deniedWrite(e)) throw e;
       }
@@ -361,7 +361,7 @@ export class FileJournal implements Journal {
     try {
       return await fn();
     } finally {
-      if (mine) await this.lease.release();
+      await lock?.release();
     }
   }
 
