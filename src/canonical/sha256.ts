@@ -145,6 +145,8 @@ const HEX_CODES = (() => {
 /** Arguments per fromCharCode call: bounded, never the input's length. */
 const HEX_CHUNK = 2048;
 let hexScratch = new Uint16Array(2 * 32);
+/** A digest's 64 codes, passed whole: no view of the scratch made for each of the digests a step hex-encodes. */
+const digestCodes = new Uint16Array(2 * 32);
 
 /**
  * Lowercase hex of `bytes`, built as one flat string from character codes. Appending two characters at a
@@ -152,6 +154,14 @@ let hexScratch = new Uint16Array(2 * 32);
  * idempotency keys) keeps: about 900 bytes instead of 80, and 5x slower (measured on 300 000 digests).
  */
 export function toHex(bytes: Uint8Array): string {
+  if (bytes.length === 32) {
+    for (let i = 0, j = 0; i < 32; i++, j += 2) {
+      const at = 2 * bytes[i]!;
+      digestCodes[j] = HEX_CODES[at]!;
+      digestCodes[j + 1] = HEX_CODES[at + 1]!;
+    }
+    return String.fromCharCode.apply(null, digestCodes as unknown as number[]);
+  }
   let out = '';
   for (let start = 0; start < bytes.length; start += HEX_CHUNK) {
     const end = Math.min(bytes.length, start + HEX_CHUNK);

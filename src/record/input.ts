@@ -7,9 +7,11 @@
 import { canonicalJsonChecked } from '../canonical/jcs.js';
 import type { Json, JsonObject, JsonValue } from '../canonical/json.js';
 import { MAX_VALUE_DEPTH } from '../canonical/limits.js';
+import type { ValidateOptions } from '../canonical/validate.js';
 import { RecordError } from './errors.js';
 import { formatTimestamp, isValidId, isValidTimestamp } from './fields.js';
 import { DEFAULT_FORMAT } from './formats.js';
+import type { MemberRule, RecordProfile } from './profile.js';
 
 /**
  * A JSON value as a caller writes it for a step: what the journal records without conversion. A BigInt, a
@@ -100,6 +102,28 @@ export interface CheckedStep {
 
 const RECORD_SALT_RE = /^[0-9a-f]{32}$/;
 
+/**
+ * The gate's options for each member, made once: the walk reads them only on its slow path (a value it
+ * hands to the reference gate for the error's pointer), and a fresh object and path array for every
+ * field of every step were a tenth of what checkStepInput allocated on bench/'s steps.
+ */
+const gateOptions = new Map<string, ValidateOptions>();
+
+function gateOptionsOf(name: string): ValidateOptions {
+  let options = gateOptions.get(name);
+  if (options === undefined) {
+    options = Object.freeze({ basePath: Object.freeze([name]), maxDepth: MAX_VALUE_DEPTH });
+    gateOptions.set(name, options);
+  }
+  return options;
+}
+
+/** The rule a member's own value is held to (v2: kind, ref), or null: a loop, so no closure per field. */
+function memberCheck(profile: RecordProfile, name: string): MemberRule['check'] {
+  for (const m of profile.members) if (m.name === name) return m.check;
+  return null;
+}
+
 function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
@@ -134,10 +158,11 @@ export function checkStepInput(step: UncheckedStepInput, profile = DEFAULT_FORMA
       continue;
     }
     const value = fields[field];
-    texts[field] = canonicalJsonChecked(value, { basePath: [field], maxDepth: MAX_VALUE_DEPTH });
+    const text = canonicalJsonChecked(value, gateOptionsOf(field));
+    texts[field] = text;
     content[field] = value as Json;
     // A content member with a rule of its own (v2: kind, ref) is held to it before anything is written.
-    const broken = profile.members.find((m) => m.name === field)?.check?.(texts[field], 0, texts[field].length);
+    const broken = memberCheck(profile, field)?.(text, 0, text.length);
     if (broken) throw new RecordError('FIELD_INVALID', broken.message, { location: { path: `/${field}` } });
   }
   const relation = profile.relationDefect?.((name) => content[name]);
@@ -148,7 +173,7 @@ export function checkStepInput(step: UncheckedStepInput, profile = DEFAULT_FORMA
     if (m === null || typeof m !== 'object' || Array.isArray(m)) {
       throw new RecordError('FIELD_INVALID', 'meta must be a JSON object', { location: { path: '/meta' } });
     }
-    texts.meta = canonicalJsonChecked(m, { basePath: ['meta'], maxDepth: MAX_VALUE_DEPTH });
+    texts.meta = canonicalJsonChecked(m, gateOptionsOf('meta'));
     meta = m as JsonObject;
   }
   const stepId = checkedStepId(step.step_id);

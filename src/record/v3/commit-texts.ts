@@ -168,15 +168,21 @@ class TreeHasher extends UnitTable {
     const batch = this.batch;
     batch.reset();
     for (const seed of seeds) {
-      // Written in place like the preimages (the seed four bytes at a time), not byte by byte through copy().
-      const seedView = new DataView(seed.buffer, seed.byteOffset, SEED_BYTES);
+      // Written in place like the preimages: the seed byte by byte into the first key's message, then four
+      // bytes at a time from there into the other six. No view of the seed: a DataView per record, over a
+      // small typed array's `.buffer` (which the engine must first move off its heap), was most of what
+      // deriveSalts allocated.
+      let first = -1;
       for (let j = 0; j < SLOTS; j++) {
         const at = batch.reserve(2 + SEED_BYTES);
         const m = batch.bytes;
         if (m !== this.messageBytes) this.viewMessages(m);
         m[at] = TAG.key;
-        m[copyShort(this.messageView, at + 1, seedView, 0, SEED_BYTES)] = j;
+        if (first < 0) for (let k = 0; k < SEED_BYTES; k++) m[at + 1 + k] = seed[k]!;
+        else copyShort(this.messageView, at + 1, this.messageView, first + 1, SEED_BYTES);
+        m[at + 1 + SEED_BYTES] = j;
         batch.close(2 + SEED_BYTES);
+        first = at;
       }
     }
     const keys = new DataView(batch.run().slice().buffer);

@@ -74,9 +74,31 @@ export function precommitV3(
  * prev_hash, prompt, ref, result, root, seed, seq, step_hash, step_id, tool_call, ts, v.
  */
 
-/** `out` with the member `name` (its canonical text) appended, or as it was when the text is absent. */
-function put(out: string, name: string, text: string | undefined): string {
-  return text === undefined ? out : out + (out.length === 1 ? '"' : ',"') + name + '":' + text;
+/**
+ * Each member's text before its value, `"name":` as the first member and `,"name":` after another: made
+ * once, where building it per member made three short strings (each a copy) per member of every line.
+ */
+interface Head {
+  first: string;
+  next: string;
+}
+const head = (name: string): Head => ({ first: '"' + name + '":', next: ',"' + name + '":' });
+const ERROR = head('error');
+const INPUT = head('input');
+const KIND = head('kind');
+const META = head('meta');
+const MODEL = head('model');
+const PREV_HASH = head('prev_hash');
+const PROMPT = head('prompt');
+const REF = head('ref');
+const RESULT = head('result');
+const ROOT = head('root');
+const SEED = head('seed');
+const SEQ = head('seq');
+
+/** `out` with the member (its head, its canonical text) appended, or as it was when the text is absent. */
+function put(out: string, h: Head, text: string | undefined): string {
+  return text === undefined ? out : out + (out.length === 1 ? h.first : h.next) + text;
 }
 
 /**
@@ -95,18 +117,18 @@ export function sealV3(texts: StepTexts, e: Envelope): { stepHash: string; line:
   // The members before step_hash (error … seq) and after it (step_id … v), in JCS order (above): B hashes
   // the line without step_hash; the line is the same text with step_hash in its sorted place (built once).
   let before = '{';
-  before = put(before, 'error', texts.error);
-  before = put(before, 'input', texts.input);
-  before = put(before, 'kind', texts.kind);
-  before = put(before, 'meta', texts.meta);
-  before = put(before, 'model', texts.model);
-  before = put(before, 'prev_hash', prevHash);
-  before = put(before, 'prompt', texts.prompt);
-  before = put(before, 'ref', texts.ref);
-  before = put(before, 'result', texts.result);
-  before = put(before, 'root', rootText);
-  before = put(before, 'seed', '"' + seedHex + '"');
-  before = put(before, 'seq', seq);
+  before = put(before, ERROR, texts.error);
+  before = put(before, INPUT, texts.input);
+  before = put(before, KIND, texts.kind);
+  before = put(before, META, texts.meta);
+  before = put(before, MODEL, texts.model);
+  before = put(before, PREV_HASH, prevHash);
+  before = put(before, PROMPT, texts.prompt);
+  before = put(before, REF, texts.ref);
+  before = put(before, RESULT, texts.result);
+  before = put(before, ROOT, rootText);
+  before = put(before, SEED, '"' + seedHex + '"');
+  before = put(before, SEQ, seq);
   const after =
     ',"step_id":' +
     stepId +
