@@ -462,6 +462,21 @@ export class PostgresJournal implements Journal, LineRewriter {
     );
   }
 
+  /**
+   * Runs `fn` holding the head row's lock, which every append takes to commit, so that none commits meanwhile
+   * (ChainSource.holdingAppends): a fork's, a receipt's or a publication's last look for erasure records and its
+   * commit (ERASURE.md §4.1). A role that may only read the journal cannot lock it: `fn` runs without.
+   */
+  async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
+    await this.queue.settle();
+    let ran = false;
+    const run = (): Promise<T> => ((ran = true), fn());
+    return this.underLock('holding the appends of', run).catch((e: unknown) => {
+      if (!ran && this.readOnly && e instanceof StoreError && /SQLSTATE 42501/.test(e.message)) return fn();
+      throw e;
+    });
+  }
+
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
   private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
     const client = await this.connect(`${doing} journal ${this.id}`);

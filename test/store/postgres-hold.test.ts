@@ -1,0 +1,52 @@
+/**
+ * A Postgres journal holds its appends while a fork, a receipt or a publication takes its last look for
+ * erasure records and commits (ChainSource.holdingAppends, spec/ERASURE.md §4.1): an erase's record appended
+ * from another connection must not commit in between. Without the hold, the fork's last look and its COMMIT
+ * left that window open for every Postgres parent (outsider 12's race, found again in review).
+ */
+import { describe, expect, test } from 'vitest';
+import { withAppendsHeld } from '../../src/chain/source.js';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
+
+const pgHarness = await postgresHarness('pghold', 4);
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('holding a Postgres journal’s appends', () => {
+  for (const intake of [false, true])
+    test(`an append from another store${intake ? ' through the intake' : ''} commits only after the hold`, async () => {
+      const schema = pgHarness.schemaName();
+      const mine = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+      const other = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, intake }));
+      const parent = await mine.create('parent', { format: 'stepchain/v3' } as never);
+      await parent.append({ input: { n: 0 } });
+      const writer = await other.open('parent');
+      const order: string[] = [];
+      let appended: Promise<unknown> = Promise.resolve();
+      await withAppendsHeld(parent, async () => {
+        appended = writer.append({ input: { n: 1 } }).then(() => order.push('appended'));
+        await sleep(600);
+        order.push('hold ends');
+      });
+      await appended;
+      expect(order).toEqual(['hold ends', 'appended']);
+      expect((await parent.verify()).ok).toBe(true);
+    });
+
+  test('a journal opened read-only by a role that may only read it is not held, and the look still runs', async () => {
+    const schema = pgHarness.schemaName();
+    const store = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+    await (await store.create('j', { format: 'stepchain/v3' } as never)).append({ input: { n: 0 } });
+    const role = `reader_${schema}`;
+    await pgHarness.admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'r'`);
+    await pgHarness.admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+    await pgHarness.admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    const u = new URL(pgHarness.url);
+    u.username = role;
+    u.password = 'r';
+    const reader = pgHarness.track(new PostgresStore({ connectionString: u.toString(), schema }));
+    const j = await reader.open('j', { readOnly: true });
+    expect(await withAppendsHeld(j, () => Promise.resolve('looked'))).toBe('looked');
+  });
+});
