@@ -200,7 +200,7 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
     lines: 416,
   },
   'store/file/verify-dir.ts': { why: 'past the bounds once formatted (issue 38)', lines: 501, fn: 92 },
-  'store/postgres/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 508 },
+  'store/postgres/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 509 },
   'store/postgres/store.ts': {
     why: 'past the bounds once formatted (issue 38); +14: the fork checked again once committed (outsider 12)',
     lines: 472,

@@ -178,7 +178,7 @@ export function storedCall(line: string): StoredCall | null {
  * they sit as a sealer writes them (`seq`, `step_hash`, `step_id`, `tool_call`, `ts`, adjacent), the call's
  * members come from the same scan (scan-fast.ts toolCallMembers) and its place from the spans, with no search
  * over the line; anywhere else, storedCall's own reading. The same answer either way
- * (test/chain/line-reading.test.ts).
+ * (test/approval/stored-call.test.ts).
  */
 export function storedCallIn(line: string, top: ReadonlyMap<string, readonly [number, number]>): StoredCall | null {
   const callMembers = toolCallMembers(line);

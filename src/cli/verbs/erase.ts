@@ -167,7 +167,11 @@ async function eraseOne(
  */
 function contradicting(stuck: readonly StuckErasure[], o: ErasureOutcome): StuckErasure[] {
   const around = (a: string, b: string): boolean => a === b || b.startsWith(a + '/');
-  return stuck.filter((s) => s.seq === o.seq && (around(s.path, o.path) || around(o.path, s.path)));
+  // Only a record that names the unit with another digest is the false record the warning describes; one stuck
+  // for another reason (a target that is not earlier, a unit not there) verify judged as before.
+  return stuck.filter(
+    (s) => s.code === 'ERASURE_MISMATCH' && s.seq === o.seq && (around(s.path, o.path) || around(o.path, s.path)),
+  );
 }
 
 function contradictionLine(s: StuckErasure): string {
