@@ -31,11 +31,7 @@ export async function forEachJournal(
   // The head each searched journal had just before its last search (-1: none; null: it could not be read).
   const searched = new Map<string, number | null>();
   for (let listing = 0; listing < MAX_LISTINGS; listing++) {
-    const due: string[] = [];
-    for (const id of await store.list()) {
-      if (id.startsWith('_') || report.journals_not_v3.includes(id)) continue;
-      if (!searched.has(id) || (await movedSince(store, id, searched.get(id)!, report))) due.push(id);
-    }
+    const due = await dueJournals(store, searched, report);
     if (due.length === 0) return;
     for (const id of due) {
       if (!searched.has(id)) report.journals_scanned++;
@@ -46,6 +42,29 @@ export async function forEachJournal(
       });
     }
   }
+  // Still appearing or moving after every listing: reported, so that the erase never claims a store it could not
+  // finish searching.
+  for (const id of await dueJournals(store, searched, report))
+    report.failed.push({
+      journal: id,
+      seq: -1,
+      path: '',
+      error: `journal ${id} was still being written after ${MAX_LISTINGS} searches of the store and may hold the value; erase again once its writer is done`,
+    });
+}
+
+/** The journals not searched yet, or moved since their last search. */
+async function dueJournals(
+  store: ListedStore,
+  searched: ReadonlyMap<string, number | null>,
+  report: StoreErasureReport,
+): Promise<string[]> {
+  const due: string[] = [];
+  for (const id of await store.list()) {
+    if (id.startsWith('_') || report.journals_not_v3.includes(id)) continue;
+    if (!searched.has(id) || (await movedSince(store, id, searched.get(id)!, report))) due.push(id);
+  }
+  return due;
 }
 
 /** The seq of journal `id`'s head (-1: empty), or null when it cannot be read. */

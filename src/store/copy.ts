@@ -67,11 +67,13 @@ export async function copyJournal(
 ): Promise<CopyResult> {
   let head = await source.head();
   const { journal: dest, created } = await targetJournal(source, target, id);
-  let first: Pass | null = null;
+  // What the target held before this copy: a pass retried after PART_MISSING finds what the failed one wrote.
+  let had: number;
   let pass: Pass | null = null;
   let changed: StoreError | null = null;
   let destHead: ChainHead | null;
   try {
+    had = ((await dest.head())?.seq ?? -1) + 1;
     for (let round = 1; ; round++) {
       try {
         pass = await copyPass(source, dest, id, head, options);
@@ -84,7 +86,6 @@ export async function copyJournal(
         head = now;
         continue;
       }
-      first ??= pass;
       // An erase may have recorded, past the end this pass read, an erasure of a step it copied (ERASURE.md
       // §4.1): the copy may hold that step in clear. It copies on to the source's new end, which carries the
       // erasure record (and, the step being rewritten meanwhile, its sealed line against the copy's own).
@@ -104,8 +105,8 @@ export async function copyJournal(
   if (pass.pending && options.completeErasures !== undefined) await options.completeErasures(target, id);
   if (changed !== null) throw changed;
   return {
-    already: first.have,
-    copied: (destHead === null ? 0 : destHead.seq + 1) - first.have,
+    already: had,
+    copied: (destHead === null ? 0 : destHead.seq + 1) - had,
     head: destHead,
     created,
     lineage_dropped: source.lineage !== null,

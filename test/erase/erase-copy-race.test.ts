@@ -83,6 +83,8 @@ describe('a copy racing an erase of its source', () => {
       const result = await copyJournal(racing, target, 'copy', complete);
       expect(erased).toBe(true);
       expect(result.head?.seq).toBe(3);
+      // Counted from what the target held before the copy, not before the pass that was retried.
+      expect([result.already, result.copied]).toEqual([0, 4]);
       expect(result.erasures_pending).toBe(false);
       expect(await expectErased(target, 'copy')).toContain('VALUE_ERASED');
       // The target's step hashes are the source's.
@@ -182,6 +184,8 @@ describe('a copy racing an erase of its source', () => {
       const result = await copyJournal(journal, into, 'copy', complete);
       expect(erased).toBe(true);
       expect(result.head?.seq).toBe(3);
+      // Counted from what the target held before the copy, not before the pass that was retried.
+      expect([result.already, result.copied]).toEqual([0, 4]);
       expect(await expectErased(into, 'copy')).toContain('VALUE_ERASED');
     } finally {
       await journal.close();
