@@ -200,10 +200,10 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
     lines: 416,
   },
   'store/file/verify-dir.ts': { why: 'past the bounds once formatted (issue 38)', lines: 501, fn: 92 },
-  'store/postgres/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 509 },
+  'store/postgres/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 514 },
   'store/postgres/store.ts': {
-    why: 'past the bounds once formatted (issue 38); +14: the fork checked again once committed (outsider 12)',
-    lines: 472,
+    why: 'past the bounds once formatted (issue 38); +14: the fork checked again once committed (outsider 12); +4: a parent of the same store held in the fork’s own transaction',
+    lines: 476,
   },
   'store/sqlite/journal.ts': { why: 'past the bounds once formatted (issue 38)', lines: 442 },
   'testing/arbitraries.ts': { why: 'past the bounds once formatted (issue 38)', lines: 408, fn: 101 },

@@ -8,9 +8,13 @@
  * slot (a Map's hash is seeded by the engine for the same reason). Pure: no Node-only import.
  */
 
-/** A random 32-bit value from the platform's CSPRNG, as a table's key. */
+/**
+ * A random 32-bit value, as a table's key. It need only be unknown to whoever wrote the chain, not secret from
+ * one who watches this process: Math.random (seeded per process by the engine) spares the CLI's quick verbs
+ * loading WebCrypto at start-up (test/cli/start-up.test.ts).
+ */
 function randomKey(): number {
-  return globalThis.crypto.getRandomValues(new Uint32Array(1))[0]!;
+  return (Math.random() * 0x1_0000_0000) >>> 0;
 }
 
 /** A copy of `a` twice as long (or `atLeast` long), its contents kept. */

@@ -477,6 +477,11 @@ export class PostgresJournal implements Journal, LineRewriter {
     });
   }
 
+  /** Whether this journal is of the store whose context is `ctx` (its fork holds it in its own transaction). */
+  sharesStore(ctx: StoreContext): boolean {
+    return this.ctx === ctx;
+  }
+
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
   private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
     const client = await this.connect(`${doing} journal ${this.id}`);

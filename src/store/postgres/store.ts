@@ -363,10 +363,17 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
           await client.query(`UPDATE ${ctx.tables.journals} SET meta = $2 WHERE key = $1`, [key, serializeMeta(meta)]);
           // The last look for erasure records, then the commit, with the parent's appends held when it can
           // hold them (store/fork.ts confirmUnerased).
-          await withAppendsHeld(parent, async () => {
+          const commit = async (): Promise<void> => {
             await confirmUnerased(parent, options.fromStep, copied.checkedTo);
             await client.query('COMMIT');
-          });
+          };
+          // A parent of this store is held by the fork's own transaction (its head row's lock, which every append
+          // takes): a hold on a connection of its own, beside the fork's and the look's, could wait on the pool.
+          if (parent instanceof PostgresJournal && parent.sharesStore(ctx)) {
+            await client.query(`SET LOCAL lock_timeout = ${Math.trunc(ctx.lockTimeoutMs)}`);
+            await client.query(`SELECT 1 FROM ${ctx.tables.journals} WHERE key = $1 FOR UPDATE`, [parent.key]);
+            await commit();
+          } else await withAppendsHeld(parent, commit);
           return { key, meta };
         } catch (e) {
           await client.query('ROLLBACK').catch(() => {});
