@@ -13,7 +13,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreError } from '../errors.js';
 import { connect, type Connection } from './driver.js';
-import { isBusy, translate } from './errors.js';
+import { cannotWrite, isBusy, translate } from './errors.js';
 import { APPLICATION_ID, installedVersion, migrate, SQLITE_SCHEMA_VERSION, tooNew } from './schema.js';
 
 /** PRAGMA synchronous for each durability mode (spec/SQLITE.md §9). */
@@ -146,6 +146,41 @@ export class SqliteFile {
       if (db.inTransaction) db.exec('ROLLBACK');
       throw translate(e, this.file, doing);
     }
+  }
+
+  /**
+   * Runs `fn` holding the file's write lock (BEGIN IMMEDIATE, then ROLLBACK: nothing is written), after the
+   * transactions queued before it in this process, so that no writer of any process commits meanwhile: a
+   * copy's last look for erasure records and the moment it is put in place (spec/ERASURE.md §4.1). `fn` must
+   * not write to this file itself (its transaction would queue behind the hold). A store opened to be read
+   * (`separate`) holds the lock on a connection of its own, opened for the hold alone: the writer connection
+   * would create or migrate what it finds. Where this process may only read the file (SQLITE_READONLY, or
+   * it cannot open it for writing), `fn` runs without the lock.
+   */
+  holdingWrites<T>(doing: string, fn: () => Promise<T>, separate: boolean): Promise<T> {
+    if (this.closed)
+      return Promise.reject(
+        new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
+      );
+    const run = this.tail.then(async () => {
+      let db: Connection | null = null;
+      try {
+        db = separate ? connect(this.file, { fileMustExist: true, timeout: 0 }) : this.writer();
+        await this.begin(db);
+      } catch (e) {
+        if (separate) db?.close();
+        if (cannotWrite(e)) return fn();
+        throw translate(e, this.file, doing);
+      }
+      try {
+        return await fn();
+      } finally {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        if (separate) db.close();
+      }
+    });
+    this.tail = run.catch(() => {});
+    return run;
   }
 
   /**

@@ -12,6 +12,12 @@ export function sqliteCode(e: unknown): string | undefined {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 
+/** This process may only read the database file: it is read-only to it, or cannot be opened for writing. */
+export function cannotWrite(e: unknown): boolean {
+  const code = sqliteCode(e);
+  return code !== undefined && (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN'));
+}
+
 /** Another connection holds the write lock (or the database is being recovered): wait and try again. */
 export function isBusy(e: unknown): boolean {
   const code = sqliteCode(e);

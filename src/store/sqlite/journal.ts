@@ -433,6 +433,17 @@ export class SqliteJournal implements Journal, LineRewriter {
     return { ...done, walTruncated: await this.ctx.db.truncateWal() };
   }
 
+  /**
+   * Runs `fn` holding the database file's write lock, which every append takes to commit, so that none commits
+   * meanwhile (ChainSource.holdingAppends): a fork's, a receipt's or a publication's last look for erasure
+   * records and the moment it is put in place (ERASURE.md §4.1). A journal opened read-only holds it on a
+   * connection of its own; where this process may only read the file, `fn` runs without.
+   */
+  async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
+    await this.queue.settle();
+    return this.ctx.db.holdingWrites(`holding the appends of ${this.where}`, fn, this.readOnly);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.queue.close();
