@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { withAppendsHeld } from '../../src/chain/source.js';
 import { exportReceipt } from '../../src/index.js';
+import { FileStore } from '../../src/store/file/store.js';
+import type { Journal } from '../../src/store/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -80,5 +82,50 @@ describe('holding a SQLite journal’s appends', () => {
     expect(receipt.head.seq).toBe(2);
     await reader.close();
     expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  /** `parent`, its holdingAppends noted: `inside` runs in the hold once the fork's work in it is done. */
+  function watched(parent: Journal, inside: () => Promise<string>, seen: string[]): Journal {
+    return new Proxy(parent, {
+      get(target, key) {
+        if (key === 'holdingAppends')
+          return <T>(fn: () => Promise<T>) =>
+            withAppendsHeld(target, async () => {
+              seen.push('held');
+              const out = await fn();
+              seen.push(await inside());
+              return out;
+            });
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+
+  test('a fork into SQLite from another store commits inside its parent’s hold', async () => {
+    const files = new FileStore(tempDir('stepchain-sqlite-hold-parent-'));
+    const parent = await files.create('p', { format: 'stepchain/v3' } as never);
+    for (let i = 0; i < 3; i++) await parent.append({ input: { i } });
+    const file = join(root, `h${n++}.db`);
+    const target = storeAt(file);
+    const seen: string[] = [];
+    const onlooker = storeAt(file);
+    const inside = async (): Promise<string> => ((await onlooker.list()).includes('f') ? 'committed' : 'not committed');
+    const fork = await target.fork(watched(parent, inside, seen), { fromStep: 1, to: 'f' });
+    expect(seen).toEqual(['held', 'committed']);
+    expect((await fork.head())?.seq).toBe(1);
+    expect((await fork.verify()).ok).toBe(true);
+  });
+
+  test('a fork from a journal of the same database file, through another store, is not held twice (no lock timeout)', async () => {
+    const file = join(root, `h${n++}.db`);
+    const a = new SqliteStore(file, { lockTimeoutMs: 1000 });
+    stores.push(a);
+    const parent = await a.create('p', { format: 'stepchain/v3' } as never);
+    for (let i = 0; i < 3; i++) await parent.append({ input: { i } });
+    const b = new SqliteStore(file, { lockTimeoutMs: 1000 });
+    stores.push(b);
+    const fork = await b.fork(parent, { fromStep: 2, to: 'f' });
+    expect((await fork.head())?.seq).toBe(2);
   });
 });

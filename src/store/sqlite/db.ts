@@ -9,7 +9,7 @@
  * connection outside any transaction: in WAL mode each statement sees the last committed state and never
  * waits for a writer.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreError } from '../errors.js';
 import { connect, type Connection } from './driver.js';
@@ -39,6 +39,17 @@ export class SqliteFile {
   private open(): void {
     if (this.closed)
       throw new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' });
+  }
+
+  /** Whether `other` names this database file (the same path, or a link to it: the same device and inode). */
+  isFile(other: string): boolean {
+    if (other === this.file) return true;
+    try {
+      const [a, b] = [statSync(this.file), statSync(other)];
+      return a.dev === b.dev && a.ino === b.ino;
+    } catch {
+      return false;
+    }
   }
 
   /** The writer connection: the file created if absent, WAL, the durability mode, and the schema migrated (once). */
@@ -118,19 +129,28 @@ export class SqliteFile {
 
   /**
    * Runs `fn` in a write transaction (BEGIN IMMEDIATE … COMMIT) after the ones queued before it in this
-   * process; ROLLBACK when it throws. An append resolves only after COMMIT returned.
+   * process; ROLLBACK when it throws. An append resolves only after COMMIT returned. With `committing`, the
+   * COMMIT is what it calls `commit` for, so that it can wrap it (a fork: in its parent's hold).
    */
-  write<T>(doing: string, fn: (db: Connection) => Promise<T> | T): Promise<T> {
+  write<T>(
+    doing: string,
+    fn: (db: Connection) => Promise<T> | T,
+    committing?: (commit: () => void) => Promise<void>,
+  ): Promise<T> {
     if (this.closed)
       return Promise.reject(
         new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
       );
-    const run = this.tail.then(() => this.transaction(doing, fn));
+    const run = this.tail.then(() => this.transaction(doing, fn, committing));
     this.tail = run.catch(() => {});
     return run;
   }
 
-  private async transaction<T>(doing: string, fn: (db: Connection) => Promise<T> | T): Promise<T> {
+  private async transaction<T>(
+    doing: string,
+    fn: (db: Connection) => Promise<T> | T,
+    committing?: (commit: () => void) => Promise<void>,
+  ): Promise<T> {
     let db: Connection;
     try {
       db = this.writer();
@@ -140,7 +160,11 @@ export class SqliteFile {
     }
     try {
       const out = await fn(db);
-      db.exec('COMMIT');
+      if (committing === undefined) db.exec('COMMIT');
+      else {
+        await committing(() => db.exec('COMMIT'));
+        if (db.inTransaction) throw new Error('the transaction was not committed');
+      }
       return out;
     } catch (e) {
       if (db.inTransaction) db.exec('ROLLBACK');

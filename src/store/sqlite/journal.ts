@@ -444,6 +444,11 @@ export class SqliteJournal implements Journal, LineRewriter {
     return this.ctx.db.holdingWrites(`holding the appends of ${this.where}`, fn, this.readOnly);
   }
 
+  /** Whether this journal lives in the database file `file` (a fork into it holds it by its own transaction). */
+  inFile(file: string): boolean {
+    return this.ctx.db.isFile(file);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.queue.close();

@@ -10,6 +10,7 @@ import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
 import { confirmUnerased, copyPrefix } from '../fork.js';
+import { withAppendsHeld } from '../../chain/source.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
@@ -179,39 +180,57 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
       segmentBytes: parent.config.segmentBytes,
     };
     const draft: JournalMeta = { format: STORE_FORMAT, genesis: parent.genesis, config, lineage: null };
+    // The last look and the commit (ERASURE.md §4.1): a parent in this database is held by the fork's own
+    // transaction (the write lock); any other is held by its own hold around them, so that no erase records
+    // meanwhile (a hold of another connection on this file would wait for this transaction's lock).
+    const ownFile = parent instanceof SqliteJournal && parent.inFile(this.ctx.db.file);
+    let finish: (() => Promise<void>) | null = null;
+    const committing = async (commit: () => void): Promise<void> => {
+      const last = async (): Promise<void> => {
+        await finish?.();
+        commit();
+      };
+      await (ownFile ? last() : withAppendsHeld(parent, last));
+    };
     const fork = async (): Promise<{ key: number; meta: JournalMeta }> =>
-      this.ctx.db.write(`forking journal ${parent.id} into ${to}`, async (db) => {
-        const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
-        if (key === null) throw this.taken(to);
-        let pending: NewLine[] = [];
-        let cursor: SegmentCursor = { first: 0, size: 0 };
-        const copied = await copyPrefix(parent, options.fromStep, {
-          line: async (text, seq) => {
-            cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-            pending.push({
-              seq,
-              bucket: cursor.first,
-              stepId: (JSON.parse(text) as { step_id: string }).step_id,
-              text,
-            });
-            if (pending.length >= 1000) {
-              insertLines(db, key, pending);
-              pending = [];
-            }
-          },
-          blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
-          // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
-          part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
-        });
-        insertLines(db, key, pending);
-        const lineage = copied.lineage;
-        // The last look for erasure records, inside the fork's transaction (store/fork.ts confirmUnerased).
-        await confirmUnerased(parent, options.fromStep, copied.checkedTo);
-        const meta: JournalMeta = { ...draft, lineage };
-        updateHead(db, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
-        setMeta(db, key, serializeMeta(meta));
-        return { key, meta };
-      });
+      this.ctx.db.write(
+        `forking journal ${parent.id} into ${to}`,
+        async (db) => {
+          const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
+          if (key === null) throw this.taken(to);
+          let pending: NewLine[] = [];
+          let cursor: SegmentCursor = { first: 0, size: 0 };
+          const copied = await copyPrefix(parent, options.fromStep, {
+            line: async (text, seq) => {
+              cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
+              pending.push({
+                seq,
+                bucket: cursor.first,
+                stepId: (JSON.parse(text) as { step_id: string }).step_id,
+                text,
+              });
+              if (pending.length >= 1000) {
+                insertLines(db, key, pending);
+                pending = [];
+              }
+            },
+            blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
+            // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
+            part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
+          });
+          insertLines(db, key, pending);
+          const lineage = copied.lineage;
+          const meta: JournalMeta = { ...draft, lineage };
+          finish = async () => {
+            // The last look for erasure records, inside the fork's transaction (store/fork.ts confirmUnerased).
+            await confirmUnerased(parent, options.fromStep, copied.checkedTo);
+            updateHead(db, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });
+            setMeta(db, key, serializeMeta(meta));
+          };
+          return { key, meta };
+        },
+        committing,
+      );
     // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
     const made = await afterLiveErasure(fork);
     return new SqliteJournal(this.ctx, to, made.key, made.meta, false);
