@@ -184,6 +184,9 @@ export function countingSource(source: ChainSource, progress: Progress): ChainSo
       }
     },
   };
+  // The copy's last look and its placing hold the journal's appends (ERASURE.md §4.1): a wrapper that dropped
+  // the hold would let an erase land between the look and the rename.
+  if (source.holdingAppends !== undefined) counted.holdingAppends = (fn) => source.holdingAppends!(fn);
   // A stepchain/v3 journal's parts travel with it: the receipt writer carries each once (PARTS.md §8).
   const parts = (source as { parts?: unknown }).parts;
   // A fork's lineage travels too: its receipt says it is a fork (APPROVALS.md §4.1).

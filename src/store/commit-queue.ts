@@ -34,6 +34,11 @@ export class CommitQueue {
   /** Wakes a lingering drain when an append arrives or the queue closes. */
   private wake: (() => void) | null = null;
   private closed = false;
+  /** How many `between` calls are running: no batch starts while any is. */
+  private paused = 0;
+  /** Resolves when the last running `between` call ends (close waits for it). */
+  private resumed: Promise<void> = Promise.resolve();
+  private resume: () => void = () => {};
 
   constructor(private readonly sink: CommitSink) {}
 
@@ -50,7 +55,7 @@ export class CommitQueue {
       this.wake();
       return;
     }
-    if (this.flushing !== null) return;
+    if (this.flushing !== null || this.paused > 0) return;
     this.flushing = this.drain().finally(() => {
       this.flushing = null;
       if (this.queue.length > 0) this.kick();
@@ -66,6 +71,8 @@ export class CommitQueue {
     for (;;) {
       // Let every append issued in this turn of the event loop (and every caller just acknowledged) join.
       await new Promise((resolve) => setImmediate(resolve));
+      // Paused (`between`): keep what is held; the drain started when the pause ends commits, lingers, releases.
+      if (this.paused > 0) return;
       if (this.queue.length > 0) {
         await this.sink.beforeBatch();
         await this.commit(this.queue.splice(0, MAX_GROUPS_PER_BATCH));
@@ -112,9 +119,29 @@ export class CommitQueue {
     }
   }
 
-  /** No lingering from now on; then settle. */
+  /**
+   * Runs `fn` once the batch being committed is done, with no batch started until it ends: appends queued
+   * meanwhile wait and commit after it, in order. Unlike awaiting `settle`, which a caller appending without
+   * pause could hold off forever, this ends after at most one batch (an export's hold, outsider 15).
+   */
+  async between<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.paused++ === 0) this.resumed = new Promise((resolve) => (this.resume = resolve));
+    try {
+      await this.settle();
+      return await fn();
+    } finally {
+      if (--this.paused === 0) {
+        this.resume();
+        // A drain commits what queued meanwhile, or lets go after its linger what the paused one left held.
+        this.kick();
+      }
+    }
+  }
+
+  /** No lingering from now on; then settle (after any `between` running). */
   async close(): Promise<void> {
     this.closed = true;
+    while (this.paused > 0) await this.resumed;
     await this.settle();
   }
 }

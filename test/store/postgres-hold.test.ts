@@ -5,9 +5,13 @@
  * left that window open for every Postgres parent (outsider 12's race, found again in review).
  */
 import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
 import { withAppendsHeld } from '../../src/chain/source.js';
+import { exportReceipt } from '../../src/index.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { copyWhileAppending } from '../helpers/appending.js';
 import { postgresHarness } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const pgHarness = await postgresHarness('pghold', 4);
 
@@ -49,4 +53,17 @@ describe('holding a Postgres journal’s appends', () => {
     const j = await reader.open('j', { readOnly: true });
     expect(await withAppendsHeld(j, () => Promise.resolve('looked'))).toBe('looked');
   });
+
+  for (const intake of [false, true])
+    test(`a receipt of a journal someone keeps appending to through the same handle is written${intake ? ' (intake)' : ''}, and appends go on`, async () => {
+      const store = pgHarness.track(
+        new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), intake }),
+      );
+      const journal = await store.create('busy', { format: 'stepchain/v3' } as never);
+      const out = join(tempDir('stepchain-pghold-'), 'busy.tar');
+      const [before, , after] = await copyWhileAppending(journal, () => exportReceipt(journal, { out }));
+      expect(before).toBeGreaterThanOrEqual(20);
+      expect(after).toBeGreaterThanOrEqual(20);
+      expect((await journal.verify()).ok).toBe(true);
+    });
 });

@@ -343,40 +343,40 @@ export class FileJournal implements Journal {
   }
 
   /**
-   * Runs `fn` under this journal's lock, so that no writer appends meanwhile (ChainSource.holdingAppends): a
-   * fork's, a receipt's or a publication's last check for erasure records and the rename that puts it in place.
-   * Only the lock, not a writer's lease: its hooks (tail repair, head cache, Merkle tree rebuilt) write into a
-   * journal opened to be read. A read-only journal whose directory this process cannot write: without the lock.
+   * Runs `fn` under this journal's lock (ChainSource.holdingAppends, ERASURE.md §4.1), once this handle's batch
+   * in flight is done. Only the lock, not a writer's lease: its hooks (tail repair, head cache, tree) write into
+   * a journal opened to be read. A read-only journal whose directory this process cannot write: no lock then.
    */
-  async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
-    await this.queue.settle();
-    let lock: HeldLock | null = null;
-    if (!this.lease.isHeld) {
+  holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
+    return this.queue.between(async () => {
+      const options = { timeoutMs: this.options.lockTimeoutMs, staleMs: this.options.staleMs };
+      const lock: HeldLock | null = this.lease.isHeld
+        ? null
+        : await acquireLock(this.dir, options).catch((e: unknown) => {
+            if (!this.readOnly || !deniedWrite(e)) throw e;
+            return null;
+          });
       try {
-        lock = await acquireLock(this.dir, { timeoutMs: this.options.lockTimeoutMs, staleMs: this.options.staleMs });
-      } catch (e) {
-        if (!this.readOnly || !deniedWrite(e)) throw e;
+        return await fn();
+      } finally {
+        await lock?.release();
       }
-    }
-    try {
-      return await fn();
-    } finally {
-      await lock?.release();
-    }
+    });
   }
 
   /** Runs `fn` under this journal's lock with the tree at the chain's end (appends from this journal wait). */
-  private async underLock<T>(fn: () => Promise<T>): Promise<T> {
-    await this.queue.settle();
-    const mine = !this.lease.isHeld;
-    if (mine) await this.lease.acquire();
-    try {
-      if (this.treeBroken || !this.following) await this.syncTree();
-      await this.tree.flushTiles(); // fn reads the tiles
-      return await fn();
-    } finally {
-      if (mine) await this.lease.release();
-    }
+  private underLock<T>(fn: () => Promise<T>): Promise<T> {
+    return this.queue.between(async () => {
+      const mine = !this.lease.isHeld;
+      if (mine) await this.lease.acquire();
+      try {
+        if (this.treeBroken || !this.following) await this.syncTree();
+        await this.tree.flushTiles(); // fn reads the tiles
+        return await fn();
+      } finally {
+        if (mine) await this.lease.release();
+      }
+    });
   }
 
   /**

@@ -463,18 +463,18 @@ export class PostgresJournal implements Journal, LineRewriter {
   }
 
   /**
-   * Runs `fn` holding the head row's lock, which every append takes to commit, so that none commits meanwhile
-   * (ChainSource.holdingAppends): a fork's, a receipt's or a publication's last look for erasure records and its
-   * commit (ERASURE.md §4.1). A role that may only read the journal cannot lock it: `fn` runs without.
+   * Runs `fn` holding the head row's lock, which every append takes to commit (ChainSource.holdingAppends,
+   * ERASURE.md §4.1), once this handle's batch in flight is done. A read-only role cannot lock it: no hold then.
    */
   async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
-    await this.queue.settle();
     let ran = false;
     const run = (): Promise<T> => ((ran = true), fn());
-    return this.underLock('holding the appends of', run).catch((e: unknown) => {
-      if (!ran && this.readOnly && e instanceof StoreError && e.message.includes('SQLSTATE 42501')) return fn();
-      throw e;
-    });
+    return this.queue.between(() =>
+      this.underLock('holding the appends of', run).catch((e: unknown) => {
+        if (!ran && this.readOnly && e instanceof StoreError && e.message.includes('SQLSTATE 42501')) return fn();
+        throw e;
+      }),
+    );
   }
 
   /** Whether this journal is of the store whose context is `ctx` (its fork holds it in its own transaction). */

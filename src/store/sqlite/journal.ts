@@ -434,14 +434,14 @@ export class SqliteJournal implements Journal, LineRewriter {
   }
 
   /**
-   * Runs `fn` holding the database file's write lock, which every append takes to commit, so that none commits
-   * meanwhile (ChainSource.holdingAppends): a fork's, a receipt's or a publication's last look for erasure
-   * records and the moment it is put in place (ERASURE.md §4.1). A journal opened read-only holds it on a
+   * Runs `fn` holding the database file's write lock, which every append takes to commit (ChainSource.holdingAppends,
+   * ERASURE.md §4.1), once this handle's batch in flight is done. A journal opened read-only holds it on a
    * connection of its own; where this process may only read the file, `fn` runs without.
    */
   async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
-    await this.queue.settle();
-    return this.ctx.db.holdingWrites(`holding the appends of ${this.where}`, fn, this.readOnly);
+    return this.queue.between(() =>
+      this.ctx.db.holdingWrites(`holding the appends of ${this.where}`, fn, this.readOnly),
+    );
   }
 
   /** Whether this journal lives in the database file `file` (a fork into it holds it by its own transaction). */
