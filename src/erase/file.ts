@@ -44,6 +44,7 @@ import {
   ERASED_MARKER,
   type ErasureInput,
 } from '../record/v3/erasure.js';
+import { sweepDeadStaging } from '../store/file/staging.js';
 
 const STALE_MS = 10_000;
 
@@ -75,6 +76,8 @@ async function rawRecord(paths: JournalPaths, seq: number): Promise<{ bucket: nu
  */
 export async function eraseValue(store: FileStore, id: string, req: EraseRequest): Promise<ErasureOutcome> {
   const paths = new JournalPaths(join(store.root, id));
+  // A fork killed before its rename left copies in clear where no journal names them (staging.ts).
+  await sweepDeadStaging(store.root);
   // eslint-disable-next-line @typescript-eslint/no-confusing-void-expression -- checkAgain throws past its limit
   for (let again = 0; ; checkAgain(++again, req)) {
     const stuck: StuckErasure[] = [];
@@ -252,6 +255,7 @@ export async function eraseMatching(
 ): Promise<StoreErasureReport> {
   const matcher = lineMatcher(req);
   const report: StoreErasureReport = { journals_scanned: 0, journals_not_v3: [], erased: [], failed: [] };
+  await sweepDeadStaging(store.root);
   await forEachJournal(store, report, async (id) => {
     const paths = new JournalPaths(join(store.root, id));
     const meta = await readFile(join(paths.dir, 'journal.json'), 'utf8').catch(() => '');

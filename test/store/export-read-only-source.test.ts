@@ -21,7 +21,6 @@ it('an export of a journal opened read-only writes nothing into it', async () =>
   const ro = await store.open('j', { readOnly: true });
   await exportReceipt(ro, { out: join(store.root, 'r.tar') });
   await ro.close();
-  console.log(before, readdirSync(dir).sort());
   expect(readdirSync(dir).sort()).toEqual(before);
   expect(existsSync(join(dir, 'tree'))).toBe(false);
 });

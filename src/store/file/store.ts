@@ -48,6 +48,7 @@ import { RunsIndex, indexJournal } from './runs-index.js';
 import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { withStatus } from '../run-progress.js';
 import { savedProgress } from './saved-progress.js';
+import { recordStaging } from './staging.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
@@ -338,12 +339,10 @@ export class FileStore implements Store {
   }
 
   /**
-   * Builds a journal directory in `<root>/.staging-<random>` and renames it to `<root>/<id>`; the rename is
-   * the commit point, so a crash leaves either no journal or a complete one (and a stray staging directory).
-   */
-  /**
-   * Makes journal `id` in a staging directory and renames it into place. `placing`: a check run just before
-   * the rename, both inside `hold` (a fork's last look for erasure records, under its parent's lock).
+   * Builds journal `id` in a staging directory (staging.ts) and renames it to `<root>/<id>`: the commit point,
+   * so a crash leaves no journal or a complete one, and a staging directory the next build removes once its
+   * builder is provably dead. `placing`: a check run just before the rename, both inside `hold` (a fork's last
+   * look for erasure records, under its parent's lock).
    */
   private async build(
     id: string,
@@ -371,17 +370,15 @@ export class FileStore implements Store {
         hint: 'open it, or choose another id',
       });
     if (await exists()) throw taken();
-    const staging = join(this.root, `.staging-${randomBytes(8).toString('hex')}`);
+    const { dir: staging, done } = await recordStaging(this.root);
     const durable = this.journalOptions.fsync !== 'none';
     try {
       await mkdir(join(staging, BUCKETS_DIR), { recursive: true });
       await mkdir(join(staging, BLOBS_DIR), { recursive: true });
       const meta = await fill(staging);
       await writeNew(join(staging, META_FILE), serializeMeta(meta), durable);
-      if (durable) {
-        for (const d of [join(staging, BUCKETS_DIR), join(staging, BLOBS_DIR), join(staging, 'blobs'), staging])
-          await fsyncDir(d);
-      }
+      const made = [join(staging, BUCKETS_DIR), join(staging, BLOBS_DIR), join(staging, 'blobs'), staging];
+      if (durable) for (const d of made) await fsyncDir(d);
       if (await exists()) throw taken();
       const place = async (): Promise<void> => {
         await placing?.check();
@@ -400,6 +397,8 @@ export class FileStore implements Store {
       await rm(staging, { recursive: true, force: true }).catch(() => {});
       if (e instanceof StoreError) throw e;
       throw ioError('creating journal', dir, e);
+    } finally {
+      await done();
     }
   }
 }
