@@ -137,11 +137,16 @@ export class SqliteFile {
     fn: (db: Connection) => Promise<T> | T,
     committing?: (commit: () => void) => Promise<void>,
   ): Promise<T> {
+    return this.queued(() => this.transaction(doing, fn, committing));
+  }
+
+  /** Runs `fn` after the work queued before it in this process, one piece at a time; CLOSED once the store is. */
+  private queued<T>(fn: () => Promise<T> | T): Promise<T> {
     if (this.closed)
       return Promise.reject(
         new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
       );
-    const run = this.tail.then(() => this.transaction(doing, fn, committing));
+    const run = this.tail.then(fn);
     this.tail = run.catch(() => {});
     return run;
   }
@@ -182,11 +187,7 @@ export class SqliteFile {
    * it cannot open it for writing), `fn` runs without the lock.
    */
   holdingWrites<T>(doing: string, fn: () => Promise<T>, separate: boolean): Promise<T> {
-    if (this.closed)
-      return Promise.reject(
-        new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
-      );
-    const run = this.tail.then(async () => {
+    return this.queued(async () => {
       let db: Connection | null = null;
       try {
         db = separate ? connect(this.file, { fileMustExist: true, timeout: 0 }) : this.writer();
@@ -203,8 +204,6 @@ export class SqliteFile {
         if (separate) db.close();
       }
     });
-    this.tail = run.catch(() => {});
-    return run;
   }
 
   /**
@@ -213,11 +212,7 @@ export class SqliteFile {
    * False when another connection's read kept part of it (the next checkpoint completes it).
    */
   truncateWal(): Promise<boolean> {
-    if (this.closed)
-      return Promise.reject(
-        new StoreError('CLOSED', `the store for ${this.file} is closed`, { hint: 'make a new SqliteStore' }),
-      );
-    const run = this.tail.then(() => {
+    return this.queued(() => {
       try {
         const rows = this.writer().pragma('wal_checkpoint(TRUNCATE)') as {
           busy: number;
@@ -229,8 +224,6 @@ export class SqliteFile {
         throw translate(e, this.file, 'checkpointing the WAL');
       }
     });
-    this.tail = run.catch(() => {});
-    return run;
   }
 
   /** BEGIN IMMEDIATE, retried while another connection holds the write lock, until the lock timeout. */
