@@ -7,15 +7,15 @@ import { PostgresPartStore } from './parts.js';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
-import { confirmUnerased, copyPrefix } from '../fork.js';
+import { confirmUnerased } from '../fork.js';
 import { withAppendsHeld } from '../../chain/source.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
 import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
 import type { RunEntry, RunFilter } from '../runs.js';
+import { copyPrefixRows } from '../rows/lines.js';
 import { runsOfRows } from '../rows/run-state.js';
-import { placeLine, type SegmentCursor } from '../segments.js';
 import type {
   CreateOptions,
   ForkOptions,
@@ -34,16 +34,7 @@ import { parsePostgresLocation } from './location.js';
 import { IntakeHub } from './intake.js';
 import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION, type Tables } from './schema.js';
 import { checkServer } from './schema.js';
-import {
-  findJournal,
-  insertBlobs,
-  insertJournal,
-  insertLines,
-  listJournals,
-  listRunMeta,
-  updateHead,
-  type NewLine,
-} from './sql.js';
+import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, updateHead } from './sql.js';
 import { verifyJournalRows } from './verify.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
@@ -335,28 +326,14 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         try {
           const key = await insertJournal(client, ctx.tables, to, serializeMeta(draft), genesisHash(parent.genesis));
           if (key === null) throw this.taken(to);
-          let pending: NewLine[] = [];
-          let cursor: SegmentCursor = { first: 0, size: 0 };
-          const copied = await copyPrefix(parent, options.fromStep, {
-            line: async (text, seq) => {
-              cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-              pending.push({
-                seq,
-                bucket: cursor.first,
-                stepId: (JSON.parse(text) as { step_id: string }).step_id,
-                text,
-              });
-              if (pending.length >= 1000) {
-                await insertLines(client, ctx.tables, key, pending);
-                pending = [];
-              }
-            },
+          const copied = await copyPrefixRows(parent, options.fromStep, config.segmentBytes, {
+            insert: (lines) => insertLines(client, ctx.tables, key, lines),
             blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
             // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
             part: (address, bytes) =>
               new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
           });
-          await insertLines(client, ctx.tables, key, pending);
+          const { cursor } = copied;
           const lineage = copied.lineage;
           const meta: JournalMeta = { ...draft, lineage };
           await updateHead(client, ctx.tables, key, { seq: lineage.from_step, hash: lineage.parent_step_hash, cursor });

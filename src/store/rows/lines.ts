@@ -13,6 +13,8 @@ import { checkRange } from '../ids.js';
 import { blobSizeError } from '../restore.js';
 import { placeLine, segmentLabel, type SegmentCursor } from '../segments.js';
 import type { SequencedBatch } from '../sequencer.js';
+import { copyPrefix, type CopiedPrefix } from '../fork.js';
+import type { Journal } from '../types.js';
 
 /** The head row: the committed tail and the open segment, read under the journal's lock by writers. */
 export interface HeadRow {
@@ -170,4 +172,42 @@ export function blobOfRow(
   if (found.bytes === null || (size !== undefined && found.size !== size))
     throw blobSizeError(where, digest, found.size, size ?? found.size);
   return found.bytes;
+}
+
+/** Where a fork into a rows store puts the parent's prefix: its lines in rows, a page at a time, its blobs and parts. */
+export interface PrefixRows {
+  insert(lines: NewLine[]): Promise<void> | void;
+  blob(digest: string, bytes: Uint8Array): Promise<void> | void;
+  part(address: string, bytes: Uint8Array): Promise<void> | void;
+}
+
+/** How many copied rows a fork inserts at once. */
+const FORK_PAGE_ROWS = 1000;
+
+/**
+ * Copies the parent's steps 0..fromStep into `rows` (store/fork.ts copyPrefix: verified as they stream past),
+ * each line placed by the shared rotation rule; returns the copied prefix and the open segment after it.
+ */
+export async function copyPrefixRows(
+  parent: Journal,
+  fromStep: number,
+  segmentBytes: number,
+  rows: PrefixRows,
+): Promise<CopiedPrefix & { cursor: SegmentCursor }> {
+  let pending: NewLine[] = [];
+  let cursor: SegmentCursor = { first: 0, size: 0 };
+  const copied = await copyPrefix(parent, fromStep, {
+    line: async (text, seq) => {
+      cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, segmentBytes);
+      pending.push({ seq, bucket: cursor.first, stepId: (JSON.parse(text) as { step_id: string }).step_id, text });
+      if (pending.length >= FORK_PAGE_ROWS) {
+        await rows.insert(pending);
+        pending = [];
+      }
+    },
+    blob: (digest, bytes) => rows.blob(digest, bytes),
+    part: (address, bytes) => rows.part(address, bytes),
+  });
+  await rows.insert(pending);
+  return { ...copied, cursor };
 }

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { genesisHash, makeGenesis } from '../../record/formats.js';
 import { defaultConfig, journalConfig } from '../config.js';
 import { StoreError } from '../errors.js';
-import { confirmUnerased, copyPrefix } from '../fork.js';
+import { confirmUnerased } from '../fork.js';
 import { withAppendsHeld } from '../../chain/source.js';
 import { afterLiveErasure } from '../../record/v3/erasure-pending.js';
 import type { StoreDiagnostics, StoreHealth } from '../health.js';
@@ -17,7 +17,6 @@ import { assertJournalId, intOption } from '../ids.js';
 import { STORE_FORMAT, parseMeta, serializeMeta, type JournalMeta } from '../meta.js';
 import type { RunEntry, RunFilter } from '../runs.js';
 import { runsOfRows } from '../rows/run-state.js';
-import { placeLine, type SegmentCursor } from '../segments.js';
 import type {
   CreateOptions,
   ForkOptions,
@@ -28,7 +27,7 @@ import type {
   OpenOptions,
   Store,
 } from '../types.js';
-import type { NewLine } from '../rows/lines.js';
+import { copyPrefixRows } from '../rows/lines.js';
 import { SqliteFile, type SqliteDurability } from './db.js';
 import { checkHealth } from './health.js';
 import { SqliteJournal, type SqliteContext } from './journal.js';
@@ -198,27 +197,13 @@ export class SqliteStore implements Store<SqliteJournal>, StoreDiagnostics {
         async (db) => {
           const key = insertJournal(db, to, serializeMeta(draft), genesisHash(parent.genesis));
           if (key === null) throw this.taken(to);
-          let pending: NewLine[] = [];
-          let cursor: SegmentCursor = { first: 0, size: 0 };
-          const copied = await copyPrefix(parent, options.fromStep, {
-            line: async (text, seq) => {
-              cursor = placeLine(cursor, seq, Buffer.byteLength(text, 'utf8') + 1, config.segmentBytes);
-              pending.push({
-                seq,
-                bucket: cursor.first,
-                stepId: (JSON.parse(text) as { step_id: string }).step_id,
-                text,
-              });
-              if (pending.length >= 1000) {
-                insertLines(db, key, pending);
-                pending = [];
-              }
-            },
-            blob: async (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
+          const copied = await copyPrefixRows(parent, options.fromStep, config.segmentBytes, {
+            insert: (lines) => insertLines(db, key, lines),
+            blob: (digest, bytes) => insertBlobs(db, key, [{ digest, bytes }]),
             // A v3 journal's parts, in the fork's own transaction (PARTS.md §7).
             part: (address, bytes) => new SqlitePartStore(db, to).put([{ address, bytes, indexKey: '' }]),
           });
-          insertLines(db, key, pending);
+          const { cursor } = copied;
           const lineage = copied.lineage;
           const meta: JournalMeta = { ...draft, lineage };
           finish = async () => {
