@@ -55,4 +55,15 @@ describe('a hold of a journal someone keeps appending to through the same handle
       expect((await fork!.verify()).ok).toBe(true);
     });
   }
+
+  test('a directory journal verified through the same handle while appends go on', async () => {
+    const journal = await new FileStore(tempDir('stepchain-hold-liveness-verify-')).create('busy', {
+      format: 'stepchain/v3',
+    } as never);
+    let report: { ok: boolean } | null = null;
+    await copyWhileAppending(journal, async () => {
+      report = await journal.verify();
+    });
+    expect(report!.ok).toBe(true);
+  });
 });
