@@ -71,8 +71,12 @@ export class CommitQueue {
     for (;;) {
       // Let every append issued in this turn of the event loop (and every caller just acknowledged) join.
       await new Promise((resolve) => setImmediate(resolve));
-      // Paused (`between`): keep what is held; the drain started when the pause ends commits, lingers, releases.
-      if (this.paused > 0) return;
+      // Paused (`between`): let go of what is held, as when idle (a verify then sees head.json written); the
+      // drain started when the pause ends commits what queued meanwhile.
+      if (this.paused > 0) {
+        if (this.sink.lingerMs() !== null) await this.sink.release();
+        return;
+      }
       if (this.queue.length > 0) {
         await this.sink.beforeBatch();
         await this.commit(this.queue.splice(0, MAX_GROUPS_PER_BATCH));
@@ -120,8 +124,8 @@ export class CommitQueue {
   }
 
   /**
-   * Runs `fn` once the batch being committed is done, with no batch started until it ends: appends queued
-   * meanwhile wait and commit after it, in order. Unlike awaiting `settle`, which a caller appending without
+   * Runs `fn` once the batch being committed is done and the sink let go, with no batch started until it ends:
+   * appends queued meanwhile wait and commit after it, in order. Unlike awaiting `settle`, which a caller appending without
    * pause could hold off forever, this ends after at most one batch (an export's hold, outsider 15).
    */
   async between<T>(fn: () => Promise<T>): Promise<T> {
