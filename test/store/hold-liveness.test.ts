@@ -66,4 +66,43 @@ describe('a hold of a journal someone keeps appending to through the same handle
     });
     expect(report!.ok).toBe(true);
   });
+
+  for (const [name, make] of [
+    ['a directory', () => new FileStore(tempDir('stepchain-hold-stream-'), { lockTimeoutMs: 1500 })],
+    [
+      'SQLite',
+      () => {
+        const s = new SqliteStore(join(root, `stream-${sqlite.length}.db`), { lockTimeoutMs: 1500 });
+        sqlite.push(s);
+        return s;
+      },
+    ],
+  ] as Array<[string, () => Store]>)
+    test(`${name}: a receipt while the same handle streams a batch fails LOCK_TIMEOUT, and the batch is kept`, async () => {
+      const journal = await make().create('streaming', { format: 'stepchain/v3' } as never);
+      for (let i = 0; i < 5; i++) await journal.append({ input: { i } });
+      let stop = false;
+      const steps = async function* (): AsyncGenerator<{ input: { n: number } }> {
+        for (let n = 0; !stop; n++) {
+          yield { input: { n } };
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      const streamed = (
+        journal as unknown as { appendStream(s: AsyncIterable<unknown>): Promise<unknown> }
+      ).appendStream(steps());
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      const refused = await exportReceipt(journal, { out: join(root, `stream-${name.length}.tar`) }).then(
+        () => null,
+        (e: unknown) => e as { code?: string },
+      );
+      const waited = Date.now() - started;
+      stop = true;
+      await streamed;
+      expect(refused?.code).toBe('LOCK_TIMEOUT');
+      expect(waited).toBeLessThan(10_000);
+      expect((await journal.head())!.seq).toBeGreaterThan(5);
+      expect((await journal.verify()).ok).toBe(true);
+    });
 });

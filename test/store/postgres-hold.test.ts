@@ -66,4 +66,51 @@ describe('holding a Postgres journal’s appends', () => {
       expect(after).toBeGreaterThanOrEqual(20);
       expect((await journal.verify()).ok).toBe(true);
     });
+
+  test('a hold outlasts the idle timeout: an append from another store still waits for its end', async () => {
+    const schema = pgHarness.schemaName();
+    const mine = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, idleTimeoutMs: 300 }));
+    const other = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+    const parent = await mine.create('parent', { format: 'stepchain/v3' } as never);
+    await parent.append({ input: { n: 0 } });
+    const writer = await other.open('parent');
+    const order: string[] = [];
+    let appended: Promise<unknown> = Promise.resolve();
+    await withAppendsHeld(parent, async () => {
+      appended = writer.append({ input: { n: 1 } }).then(() => order.push('appended'));
+      await sleep(1200); // a slow rename: four idle timeouts
+      order.push('hold ends');
+    });
+    await appended;
+    expect(order).toEqual(['hold ends', 'appended']);
+  });
+
+  test('a fork through another store of the same database holds its parent by its own transaction', async () => {
+    const schema = pgHarness.schemaName();
+    const a = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+    const b = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+    const parent = await a.create('parent', { format: 'stepchain/v3' } as never);
+    for (let i = 0; i < 3; i++) await parent.append({ input: { i } });
+    let heldApart = false;
+    const watched = new Proxy(parent, {
+      get(target, key, receiver) {
+        if (key === 'holdingAppends') heldApart = true;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+    const fork = await b.fork(watched, { fromStep: 2, to: 'f' });
+    expect(heldApart).toBe(false);
+    expect((await fork.head())?.seq).toBe(2);
+    expect((await fork.verify()).ok).toBe(true);
+  });
+
+  test('a caller’s pool of one connection is refused: a hold and its look need two', async () => {
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: pgHarness.url, max: 1 });
+    try {
+      expect(() => new PostgresStore({ pool, schema: pgHarness.schemaName() })).toThrow(/pool\.options\.max/);
+    } finally {
+      await pool.end();
+    }
+  });
 });

@@ -163,7 +163,8 @@ export class FileJournal implements Journal {
     return {
       commit: (groups) => this.commit(groups),
       beforeBatch: () => this.lease.handOffIfAsked(),
-      lingerMs: () => (this.lease.isHeld ? this.options.lockLingerMs : null),
+      // A streamed batch's lease is the stream's to let go, never the queue's.
+      lingerMs: () => (this.lease.isHeld && this.streaming === null ? this.options.lockLingerMs : null),
       release: () => this.lease.release(),
     };
   }
@@ -349,6 +350,7 @@ export class FileJournal implements Journal {
    */
   holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
     return this.queue.between(async () => {
+      await this.afterStream();
       const options = { timeoutMs: this.options.lockTimeoutMs, staleMs: this.options.staleMs };
       const lock: HeldLock | null = this.lease.isHeld
         ? null
@@ -364,9 +366,24 @@ export class FileJournal implements Journal {
     });
   }
 
+  /** Waits for this handle's own streamed batch (it holds the lock) to end: LOCK_TIMEOUT past the lock timeout. */
+  private async afterStream(): Promise<void> {
+    const ms = this.options.lockTimeoutMs;
+    if (this.streaming !== null && !(await settlesWithin(this.streaming, ms)))
+      throw new StoreError(
+        'LOCK_TIMEOUT',
+        `journal ${this.id}: this handle's streamed batch still holds it after ${ms} ms`,
+        {
+          location: { file: this.dir },
+          hint: 'wait for the batch to end, or copy the journal through another handle',
+        },
+      );
+  }
+
   /** Runs `fn` under this journal's lock with the tree at the chain's end (appends from this journal wait). */
   private underLock<T>(fn: () => Promise<T>): Promise<T> {
     return this.queue.between(async () => {
+      await this.afterStream();
       const mine = !this.lease.isHeld;
       if (mine) await this.lease.acquire();
       try {
@@ -515,4 +532,11 @@ function deniedWrite(e: unknown): boolean {
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return true;
   }
   return false;
+}
+
+/** Whether `p` settles within `ms`. */
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  return Promise.race([p.then(() => true), late]).finally(() => clearTimeout(timer));
 }

@@ -15,11 +15,11 @@ import type { StepRecord } from '../../record/seal.js';
 import { CommitQueue } from '../commit-queue.js';
 import { StoreError } from '../errors.js';
 import { assertSeq } from '../ids.js';
-import type { JournalMeta } from '../meta.js';
+import { parseMeta, type JournalMeta } from '../meta.js';
 import { appendManyStreaming, queueSteps, writeRefusal } from '../append.js';
 import { type StreamedBatch, type StreamOptions } from '../stream.js';
 import { streamRows } from '../rows/stream.js';
-import { capabilitiesOf, writerProfile } from '../../record/formats.js';
+import { capabilitiesOf, genesisHash, writerProfile } from '../../record/formats.js';
 import type { BlobPayload } from '../prepare.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
@@ -470,29 +470,42 @@ export class PostgresJournal implements Journal, LineRewriter {
     let ran = false;
     const run = (): Promise<T> => ((ran = true), fn());
     return this.queue.between(() =>
-      this.underLock('holding the appends of', run).catch((e: unknown) => {
+      // No idle timeout: the session is idle while the copy is written and renamed, and a hold the server
+      // ended meanwhile would let an erase in before the rename (outsider 15). A dead copier's socket ends it.
+      this.underLock('holding the appends of', run, 0).catch((e: unknown) => {
         if (!ran && this.readOnly && e instanceof StoreError && e.message.includes('SQLSTATE 42501')) return fn();
         throw e;
       }),
     );
   }
 
-  /** Whether this journal is of the store whose context is `ctx` (its fork holds it in its own transaction). */
-  sharesStore(ctx: StoreContext): boolean {
-    return this.ctx === ctx;
+  /**
+   * Locks this journal's head row in `client`'s transaction when that reaches this journal's own row (the same
+   * schema, key, id and genesis: the same database, through any store): a fork then holds its parent by its own
+   * transaction, its COMMIT the end of the hold. Another connection's hold could end first (its session killed,
+   * or its socket closed with the forking process) while the COMMIT still went through (outsider 15).
+   */
+  async lockIn(client: DbClient, ctx: StoreContext): Promise<boolean> {
+    if (ctx.tables.journals !== this.ctx.tables.journals) return false;
+    await client.query(`SET LOCAL lock_timeout = ${Math.trunc(ctx.lockTimeoutMs)}`);
+    const sql = `SELECT meta FROM ${ctx.tables.journals} WHERE key = $1 AND id = $2 FOR UPDATE`;
+    const meta = (await client.query<{ meta: string }>(sql, [this.key, this.id])).rows[0]?.meta;
+    try {
+      return meta !== undefined && genesisHash(parseMeta(meta, this.where).genesis) === genesisHash(this.genesis);
+    } catch {
+      return false;
+    }
   }
 
   /** Runs `fn` in a transaction holding the head row's lock, and commits. */
-  private async underLock<T>(doing: string, fn: (client: DbClient, head: LockedHead) => Promise<T>): Promise<T> {
+  private async underLock<T>(
+    doing: string,
+    fn: (client: DbClient, head: LockedHead) => Promise<T>,
+    idleTimeoutMs = this.ctx.idleTimeoutMs,
+  ): Promise<T> {
     const client = await this.connect(`${doing} journal ${this.id}`);
     try {
-      const head = await beginAndLockHead(
-        client,
-        this.ctx.tables,
-        this.key,
-        this.ctx.lockTimeoutMs,
-        this.ctx.idleTimeoutMs,
-      );
+      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, idleTimeoutMs);
       if (head === null) throw this.gone();
       const out = await fn(client, head);
       await client.query('COMMIT');

@@ -135,6 +135,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
     this.tables = tablesIn(schema ?? DEFAULT_SCHEMA);
     this.display = `${display} (schema ${this.tables.schema})`;
     if (config.max !== undefined) intOption('connection.max', config.max, 10, 2, 10_000);
+    // A hold of a journal's appends keeps a connection while its last look reads on another (outsider 15).
+    const callersMax = (o.pool as { options?: { max?: unknown } } | undefined)?.options?.max;
+    if (typeof callersMax === 'number') intOption('pool.options.max', callersMax, 10, 2, 10_000);
     this.poolConfig = config;
     this.ownPool = o.pool === undefined;
     this.pool = o.pool === undefined ? null : Promise.resolve(guardClients(o.pool));
@@ -344,13 +347,10 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
             await confirmUnerased(parent, options.fromStep, copied.checkedTo);
             await client.query('COMMIT');
           };
-          // A parent of this store is held by the fork's own transaction (its head row's lock, which every append
-          // takes): a hold on a connection of its own, beside the fork's and the look's, could wait on the pool.
-          if (parent instanceof PostgresJournal && parent.sharesStore(ctx)) {
-            await client.query(`SET LOCAL lock_timeout = ${Math.trunc(ctx.lockTimeoutMs)}`);
-            await client.query(`SELECT 1 FROM ${ctx.tables.journals} WHERE key = $1 FOR UPDATE`, [parent.key]);
-            await commit();
-          } else await withAppendsHeld(parent, commit);
+          // A parent in this database is held by the fork's own transaction (its head row's lock, which every
+          // append takes), whichever store opened it; any other by its own hold around the look and the COMMIT.
+          if (parent instanceof PostgresJournal && (await parent.lockIn(client, ctx))) await commit();
+          else await withAppendsHeld(parent, commit);
           return { key, meta };
         } catch (e) {
           await client.query('ROLLBACK').catch(() => {});

@@ -187,7 +187,28 @@ export class SqliteFile {
    * it cannot open it for writing), `fn` runs without the lock.
    */
   holdingWrites<T>(doing: string, fn: () => Promise<T>, separate: boolean): Promise<T> {
-    return this.queued(async () => {
+    // Behind this process's own transactions, as long as the lock timeout at most: one that never ends (a
+    // streamed batch of this store's still coming) would otherwise keep the hold waiting without end.
+    let state: 'waiting' | 'started' | 'abandoned' = 'waiting';
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (state !== 'waiting') return;
+        state = 'abandoned';
+        reject(
+          new StoreError(
+            'LOCK_TIMEOUT',
+            `${this.file}: a transaction of this store still runs after ${this.lockTimeoutMs} ms (${doing})`,
+            {
+              hint: 'wait for its batch to end, or copy the journal through another store',
+            },
+          ),
+        );
+      }, this.lockTimeoutMs);
+    });
+    const held = this.queued(async () => {
+      if (state === 'abandoned') return undefined as T;
+      state = 'started';
       let db: Connection | null = null;
       try {
         db = separate ? connect(this.file, { fileMustExist: true, timeout: 0 }) : this.writer();
@@ -204,6 +225,7 @@ export class SqliteFile {
         if (separate) db.close();
       }
     });
+    return Promise.race([held, late]).finally(() => clearTimeout(timer));
   }
 
   /**
