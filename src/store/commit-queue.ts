@@ -124,9 +124,9 @@ export class CommitQueue {
   }
 
   /**
-   * Runs `fn` once the batch being committed is done and the sink let go, with no batch started until it ends:
-   * appends queued meanwhile wait and commit after it, in order. Unlike awaiting `settle`, which a caller appending without
-   * pause could hold off forever, this ends after at most one batch (an export's hold, outsider 15).
+   * Runs `fn` once the batch being committed is done and the sink let go, with no batch started until it
+   * ends: appends queued meanwhile wait and commit after it, in order. Unlike awaiting `settle`, which a caller
+   * appending without pause could hold off forever, this waits for one batch at most (outsider 15).
    */
   async between<T>(fn: () => Promise<T>): Promise<T> {
     if (this.paused++ === 0) this.resumed = new Promise((resolve) => (this.resume = resolve));
@@ -136,7 +136,7 @@ export class CommitQueue {
     } finally {
       if (--this.paused === 0) {
         this.resume();
-        // A drain commits what queued meanwhile, or lets go after its linger what the paused one left held.
+        // A drain commits what queued meanwhile.
         this.kick();
       }
     }

@@ -18,10 +18,15 @@ const pgHarness = await postgresHarness('pghold', 4);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('holding a Postgres journal’s appends', () => {
-  for (const intake of [false, true])
-    test(`an append from another store${intake ? ' through the intake' : ''} commits only after the hold`, async () => {
+  // The last case: a hold four idle timeouts long (a slow rename) is not ended by the server (outsider 15).
+  for (const [intake, idleTimeoutMs, holdMs] of [
+    [false, undefined, 600],
+    [true, undefined, 600],
+    [false, 300, 1200],
+  ] as const)
+    test(`an append from another store${intake ? ' through the intake' : ''} commits only after the hold${idleTimeoutMs === undefined ? '' : ', one outlasting the idle timeout'}`, async () => {
       const schema = pgHarness.schemaName();
-      const mine = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
+      const mine = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, idleTimeoutMs }));
       const other = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, intake }));
       const parent = await mine.create('parent', { format: 'stepchain/v3' } as never);
       await parent.append({ input: { n: 0 } });
@@ -30,7 +35,7 @@ describe('holding a Postgres journal’s appends', () => {
       let appended: Promise<unknown> = Promise.resolve();
       await withAppendsHeld(parent, async () => {
         appended = writer.append({ input: { n: 1 } }).then(() => order.push('appended'));
-        await sleep(600);
+        await sleep(holdMs);
         order.push('hold ends');
       });
       await appended;
@@ -66,24 +71,6 @@ describe('holding a Postgres journal’s appends', () => {
       expect(after).toBeGreaterThanOrEqual(20);
       expect((await journal.verify()).ok).toBe(true);
     });
-
-  test('a hold outlasts the idle timeout: an append from another store still waits for its end', async () => {
-    const schema = pgHarness.schemaName();
-    const mine = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, idleTimeoutMs: 300 }));
-    const other = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema }));
-    const parent = await mine.create('parent', { format: 'stepchain/v3' } as never);
-    await parent.append({ input: { n: 0 } });
-    const writer = await other.open('parent');
-    const order: string[] = [];
-    let appended: Promise<unknown> = Promise.resolve();
-    await withAppendsHeld(parent, async () => {
-      appended = writer.append({ input: { n: 1 } }).then(() => order.push('appended'));
-      await sleep(1200); // a slow rename: four idle timeouts
-      order.push('hold ends');
-    });
-    await appended;
-    expect(order).toEqual(['hold ends', 'appended']);
-  });
 
   test('a fork through another store of the same database holds its parent by its own transaction', async () => {
     const schema = pgHarness.schemaName();
