@@ -60,6 +60,8 @@ export type StoreErrorCode =
   | 'IO_ERROR'
   /** A database store's server cannot be reached: refused, unresolvable, timed out, shutting down, connection lost. */
   | 'SERVER_UNREACHABLE'
+  /** Every connection of a database store's pool stayed in use past the connection timeout: this process's own contention, not the server's. */
+  | 'POOL_EXHAUSTED'
   /** The server refused the credentials (wrong or missing password, no such role, not allowed by pg_hba.conf). */
   | 'AUTH_FAILED'
   /** The database holds a store schema written by a newer stepchain; this version neither reads nor migrates it. */

@@ -6,10 +6,11 @@
  * dead; a live builder's is left (its fork looks again, under its parent's lock, before placing).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
+import { sweepDeadStaging } from '../../src/store/file/staging.js';
 import { FileStore } from '../../src/store/file/store.js';
 import { cliIn } from '../helpers/cli-in.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -75,6 +76,41 @@ describe('erasing reaches what a killed fork left staged', () => {
     await cli.ok('erase', join(root, 'live'), '--seq', '1', '--path', '/result/email', '--reason', 'GDPR Art. 17');
     expect(stagingIn(root)).toEqual([]);
     expect(filesHolding(root, EMAIL)).toEqual([]);
+  });
+
+  // Outsider 16: a record its builder was killed while writing (empty, torn) or garbage proved nothing, so the
+  // directory was kept forever; it is judged as no record, by the age of the directory and its record.
+  test('a staging directory whose record does not read as one goes once both are a day old, not before', async () => {
+    const root = tempDir('stepchain-erase-staging-');
+    const records = { empty: '', torn: '{"host":', garbage: 'not json at all', other: '{"secret":1}' };
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600_000);
+    const names: Record<string, string> = {};
+    for (const [i, [kind, text]] of Object.entries(records).entries()) {
+      for (const age of ['old', 'new']) {
+        const name = `.staging-${i}${age === 'old' ? 'a' : 'b'}00000000000000`;
+        names[`${kind} ${age}`] = name;
+        mkdirSync(join(root, name));
+        writeFileSync(join(root, name, 'data'), EMAIL);
+        writeFileSync(join(root, `${name}.holder`), text);
+        if (age === 'old') {
+          utimesSync(join(root, name), twoDaysAgo, twoDaysAgo);
+          utimesSync(join(root, `${name}.holder`), twoDaysAgo, twoDaysAgo);
+        }
+      }
+    }
+    // An old directory whose record was rewritten recently: its builder may be at work.
+    const touched = '.staging-9a00000000000000';
+    mkdirSync(join(root, touched));
+    utimesSync(join(root, touched), twoDaysAgo, twoDaysAgo);
+    writeFileSync(join(root, `${touched}.holder`), '');
+    const removed = await sweepDeadStaging(root);
+    expect(removed.sort()).toEqual(
+      Object.keys(records)
+        .map((k) => names[`${k} old`])
+        .sort(),
+    );
+    const left = stagingIn(root).filter((n) => !n.endsWith('.holder'));
+    expect(left.sort()).toEqual([...Object.keys(records).map((k) => names[`${k} new`]!), touched].sort());
   });
 
   test('a live fork’s staging directory is left to it', async () => {

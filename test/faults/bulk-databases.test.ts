@@ -262,4 +262,26 @@ describe("Postgres: the streamed batch's connection killed in the middle", () =>
     expect((await texts(j)).join('\n')).not.toContain('bulk import');
     expect((await j.verify()).ok).toBe(true);
   }, 120_000);
+
+  // Outsider 16: the server ends a session idle in its transaction, and the driver says only that the
+  // connection is gone; the writer was told to check the server and the firewall.
+  test('input that pauses past the idle timeout: the batch fails whole, saying the pause ended it, not the network', async () => {
+    const s = pg.store({ idleTimeoutMs: 300 });
+    const j = (await s.create('stalled')) as Streaming;
+    async function* steps(): AsyncGenerator<StepInput> {
+      yield { input: 'first' };
+      await new Promise((r) => setTimeout(r, 1200));
+      yield { input: 'second' };
+    }
+    const err = (await j.appendStream(steps(), { chunk: 1 }).catch((e: unknown) => e)) as {
+      code?: string;
+      message?: string;
+      hint?: string;
+    };
+    expect(err.code, err.message).toBe('SERVER_ERROR');
+    expect(err.message).toMatch(/paused \d+ ms between steps, past the idle timeout of 300 ms/);
+    expect(err.message).not.toMatch(/could not be reached/);
+    expect(await texts(j)).toEqual([]);
+    expect((await j.append({ input: 'after' })).seq).toBe(0);
+  }, 60_000);
 });

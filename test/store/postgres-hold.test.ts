@@ -91,6 +91,54 @@ describe('holding a Postgres journal’s appends', () => {
     expect((await fork.verify()).ok).toBe(true);
   });
 
+  // Outsider 16: each fork keeps its transaction's connection and needs a second for its parent's lines; with
+  // as many forks as connections all waited for a second until the pool's timeout, and an agent's append failed.
+  for (const max of [2, 3])
+    test(`twelve concurrent forks, a receipt and another journal's appends on a pool of ${max} all go through`, async () => {
+      const store = pgHarness.track(
+        new PostgresStore({
+          connectionString: pgHarness.url,
+          schema: pgHarness.schemaName(),
+          connection: { max, connectionTimeoutMillis: 4000 },
+        }),
+      );
+      const parent = await store.create('parent', { format: 'stepchain/v3' } as never);
+      await parent.appendMany(Array.from({ length: 40 }, (_, i) => ({ input: { i } })));
+      const agent = await store.create('agent', { format: 'stepchain/v3' } as never);
+      const out = join(tempDir('stepchain-pghold-'), 'parent.tar');
+      const outcomes = await Promise.allSettled([
+        ...Array.from({ length: 12 }, (_, i) => store.fork(parent, { fromStep: 20 + i, to: `f${i}` })),
+        exportReceipt(parent, { out }),
+        (async () => {
+          for (let i = 0; i < 10; i++) await agent.append({ input: { i } });
+        })(),
+      ]);
+      const failed = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
+      expect(failed).toEqual([]);
+      expect((await agent.head())?.seq).toBe(9);
+      for (let i = 0; i < 12; i++) expect((await (await store.open(`f${i}`)).head())?.seq).toBe(20 + i);
+    });
+
+  test('a pool whose every connection stays in use is POOL_EXHAUSTED, not an unreachable server', async () => {
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: pgHarness.url, max: 2, connectionTimeoutMillis: 300 });
+    const store = new PostgresStore({ pool, schema: pgHarness.schemaName() });
+    const journal = await store.create('j', { format: 'stepchain/v3' } as never);
+    const taken = [await pool.connect(), await pool.connect()];
+    try {
+      const e = await journal.append({ input: 1 }).then(
+        () => null,
+        (err: unknown) => err as { code?: string; message?: string; hint?: string },
+      );
+      expect(e?.code).toBe('POOL_EXHAUSTED');
+      expect(e?.message).toMatch(/this process's pool .* was not asked/);
+    } finally {
+      for (const c of taken) c.release();
+      await store.close();
+      await pool.end();
+    }
+  });
+
   test('a caller’s pool of one connection is refused: a hold and its look need two', async () => {
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: pgHarness.url, max: 1 });

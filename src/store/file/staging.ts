@@ -16,8 +16,9 @@ const PREFIX = '.staging-';
 const NAME_RE = /^\.staging-[0-9a-f]{16}$/;
 const RECORD_SUFFIX = '.holder';
 /**
- * A staging directory with no record is an older stepchain's (this one writes the record first): removed once
- * this old, when no build of any size is still running in it.
+ * A staging directory with no record is an older stepchain's (this one writes the record first), and one whose
+ * record does not read as one is a builder's killed while writing it: removed once this old, when no build of
+ * any size is still running in it.
  */
 const UNRECORDED_AGE_MS = 24 * 3600_000;
 
@@ -37,8 +38,8 @@ export async function recordStaging(root: string): Promise<{ dir: string; done: 
 
 /**
  * Removes the staging directories under `root` whose builder is provably dead (its record names a dead
- * process on this host), or that have no record and are older than a day, with their records; returns their
- * names. Best effort: one it cannot judge or remove is left.
+ * process on this host), or that have no readable record and were, with it, last modified more than a day
+ * ago, with their records; returns their names. Best effort: one it cannot judge or remove is left.
  */
 export async function sweepDeadStaging(root: string): Promise<string[]> {
   let names: string[];
@@ -57,11 +58,10 @@ export async function sweepDeadStaging(root: string): Promise<string[]> {
         (b) => b.toString('utf8'),
         () => null,
       );
+      // A record that does not read as one (empty, torn, garbage: its builder killed while writing it, say)
+      // proves nothing either way, and is judged as no record by age (an outsider's finding: kept forever).
       const holder = text === null ? null : parseHolder(text);
-      const dead =
-        holder !== null
-          ? holderVerdict(holder) === 'dead'
-          : text === null && Date.now() - (await stat(path)).mtimeMs > UNRECORDED_AGE_MS;
+      const dead = holder !== null ? holderVerdict(holder) === 'dead' : await untouchedFor(path, UNRECORDED_AGE_MS);
       if (!dead) continue;
       await rm(path, { recursive: true, force: true });
       await rm(path + RECORD_SUFFIX, { force: true });
@@ -71,4 +71,17 @@ export async function sweepDeadStaging(root: string): Promise<string[]> {
     }
   }
   return removed;
+}
+
+/** Whether neither `path` nor its record (where there is one) was modified in the last `ms`. */
+async function untouchedFor(path: string, ms: number): Promise<boolean> {
+  const times = await Promise.all(
+    [path, path + RECORD_SUFFIX].map((p) =>
+      stat(p).then(
+        (st) => st.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
+  return Date.now() - Math.max(...times) > ms;
 }

@@ -66,6 +66,8 @@ export function translate(e: unknown, server: string, doing: string): StoreError
       cause: e,
     });
   }
+  const full = poolExhausted(e, message, server, doing);
+  if (full !== null) return full;
   if (isConnectionLoss(e)) {
     const code = typeof err?.code === 'string' && !state ? ` (${err.code})` : state ? ` (SQLSTATE ${state})` : '';
     return new StoreError(
@@ -122,5 +124,22 @@ export function translate(e: unknown, server: string, doing: string): StoreError
     'SERVER_ERROR',
     `${server} failed while ${doing}${state ? ` (SQLSTATE ${state})` : ''}: ${message}`,
     { location, cause: e },
+  );
+}
+
+/**
+ * pg-pool's own words when a checkout waited its connection timeout with every connection in use: the
+ * server was never asked, so neither "unreachable" nor a server error (outsider 16). Null for anything else.
+ */
+function poolExhausted(e: unknown, message: string, server: string, doing: string): StoreError | null {
+  if (sqlState(e) !== undefined || !/timeout exceeded when trying to connect/i.test(message)) return null;
+  return new StoreError(
+    'POOL_EXHAUSTED',
+    `every connection of this process's pool to ${server} stayed in use past the connection timeout while ${doing}; the server was not asked`,
+    {
+      location: { file: server },
+      hint: "raise the pool's max (connection: { max }, or the max of the pg.Pool you passed), or run fewer operations of this store at once",
+      cause: e,
+    },
   );
 }

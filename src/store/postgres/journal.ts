@@ -40,6 +40,7 @@ import type {
 import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
+import { idleGaps, stalledStream } from './idle.js';
 import { StepIdIndex } from './idempotency.js';
 import {
   beginAndLockHead,
@@ -103,7 +104,7 @@ export class PostgresJournal implements Journal, LineRewriter {
       release: async () => {},
     });
     this.parts = capabilitiesOf(this.genesis).parts
-      ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id))
+      ? new JournalParts(new PostgresPartStore(ctx.pool, ctx.tables.schema, id, ctx.display))
       : null;
   }
 
@@ -142,7 +143,8 @@ export class PostgresJournal implements Journal, LineRewriter {
   ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
-    const client = await this.connect(`appending to journal ${this.id}`);
+    const gaps = idleGaps(await this.connect(`appending to journal ${this.id}`));
+    const client = gaps.client;
     let last: NewLine | null = null;
     /** Set once COMMIT is sent: what the batch resolves with if it is found committed after all. */
     let committing: StreamedBatch | null = null;
@@ -179,7 +181,8 @@ export class PostgresJournal implements Journal, LineRewriter {
       client.release();
       return result;
     } catch (e) {
-      await this.failed(client, e, committing === null ? null : last);
+      const stall = stalledStream(e, gaps.longest, this.ctx, this.id);
+      await this.failed(client, stall ?? e, committing === null ? null : last);
       return committing!; // the COMMIT went unanswered, and the batch is found committed
     }
   }
@@ -497,26 +500,28 @@ export class PostgresJournal implements Journal, LineRewriter {
     }
   }
 
-  /** Runs `fn` in a transaction holding the head row's lock, and commits. */
-  private async underLock<T>(
+  /** Runs `fn` in a transaction holding the head row's lock, and commits; in turn with the store's other holds (holds.ts). */
+  private underLock<T>(
     doing: string,
     fn: (client: DbClient, head: LockedHead) => Promise<T>,
     idleTimeoutMs = this.ctx.idleTimeoutMs,
   ): Promise<T> {
-    const client = await this.connect(`${doing} journal ${this.id}`);
-    try {
-      const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, idleTimeoutMs);
-      if (head === null) throw this.gone();
-      const out = await fn(client, head);
-      await client.query('COMMIT');
-      client.release();
-      return out;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => {});
-      client.release(true);
-      if (e instanceof ProofError) throw e;
-      throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
-    }
+    return this.ctx.holds.run(`${doing} journal ${this.id}`, this.ctx.lockTimeoutMs, async () => {
+      const client = await this.connect(`${doing} journal ${this.id}`);
+      try {
+        const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, idleTimeoutMs);
+        if (head === null) throw this.gone();
+        const out = await fn(client, head);
+        await client.query('COMMIT');
+        client.release();
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        client.release(true);
+        if (e instanceof ProofError) throw e;
+        throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
+      }
+    });
   }
 
   async close(): Promise<void> {

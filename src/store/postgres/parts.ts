@@ -9,6 +9,7 @@ import { StoreError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
 import { ADDRESS_RE, keyOfHex, newKeyHex } from '../parts.js';
 import type { DbPool } from './driver.js';
+import { translate } from './errors.js';
 import { tablesIn, underMigrationLock } from './schema.js';
 
 export class PostgresPartStore implements PartStore {
@@ -20,12 +21,19 @@ export class PostgresPartStore implements PartStore {
   private readonly schema: string;
   private readonly schemaName: string;
 
-  /** `pool`: the store's pool; `schema`: its schema name (checked as the store checks it); `journal`: the journal's id. */
+  private readonly pool: DbPool;
+
+  /**
+   * `pool`: the store's pool; `schema`: its schema name (checked as the store checks it); `journal`: the
+   * journal's id; `display`: the server as errors name it (a driver's error becomes a coded one, errors.ts).
+   */
   constructor(
-    private readonly pool: DbPool,
+    pool: DbPool,
     schema: string,
     private readonly journal: string,
+    private readonly display = 'the Postgres server',
   ) {
+    this.pool = translating(pool, display, `reading or writing the parts of journal ${journal}`);
     const t = tablesIn(schema);
     this.schemaName = t.schema;
     this.schema = `"${t.schema}"`;
@@ -54,7 +62,7 @@ export class PostgresPartStore implements PartStore {
       });
     })().catch((e: unknown) => {
       this.ready = null; // the next call tries again
-      throw e;
+      throw translate(e, this.display, `creating the part tables of ${this.schema}`);
     });
     return this.ready;
   }
@@ -147,4 +155,17 @@ export class PostgresPartStore implements PartStore {
     );
     for (const r of rows) yield r.address;
   }
+}
+
+/** `pool` whose every failure is a coded StoreError naming the server and what was being done. */
+function translating(pool: DbPool, display: string, doing: string): DbPool {
+  const coded = (e: unknown): never => {
+    throw translate(e, display, doing);
+  };
+  return {
+    connect: () => pool.connect().catch(coded),
+    query: <Row>(text: string, values?: readonly unknown[]) => pool.query<Row>(text, values).catch(coded),
+    end: () => pool.end(),
+    on: (event, listener) => pool.on(event, listener),
+  };
 }

@@ -36,6 +36,7 @@ import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION,
 import { checkServer } from './schema.js';
 import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, updateHead } from './sql.js';
 import { verifyJournalRows } from './verify.js';
+import { holdsFor, type ConnectionHolds } from './holds.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
 export const DEFAULT_PG_IDLE_TIMEOUT_MS = 10_000;
@@ -87,6 +88,8 @@ export interface StoreContext {
   merkleTree: boolean;
   /** The intake (spec/POSTGRES.md §6.6), null when PostgresStoreOptions.intake is false. */
   intake: IntakeHub | null;
+  /** The operations that keep a connection while they need another, at most the pool's size less one at once (holds.ts). */
+  holds: ConnectionHolds;
 }
 
 export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
@@ -152,6 +155,7 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
       merkleTree: o.merkleTree !== false,
       lockTimeoutMs: intOption('lockTimeoutMs', o.lockTimeoutMs, DEFAULT_PG_LOCK_TIMEOUT_MS, 1, 3_600_000),
       idleTimeoutMs: intOption('idleTimeoutMs', o.idleTimeoutMs, DEFAULT_PG_IDLE_TIMEOUT_MS, 100, 3_600_000),
+      holds: holdsFor(typeof callersMax === 'number' ? callersMax : config.max, this.display),
     };
     this.defaults = defaultConfig(o);
     this.useIntake = o.intake === true;
@@ -334,7 +338,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
             blob: (digest, bytes) => insertBlobs(client, ctx.tables, key, [{ digest, bytes }]),
             // A v3 journal's parts (PARTS.md §7): committed before the fork; one left by a failed fork is unreferenced.
             part: (address, bytes) =>
-              new PostgresPartStore(ctx.pool, ctx.tables.schema, to).put([{ address, bytes, indexKey: '' }]),
+              new PostgresPartStore(ctx.pool, ctx.tables.schema, to, ctx.display).put([
+                { address, bytes, indexKey: '' },
+              ]),
           });
           const { cursor } = copied;
           const lineage = copied.lineage;
@@ -358,7 +364,9 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
         }
       });
     // A fork that meets an erase between its record and its rewrite waits for it (record/v3/erasure-pending.ts).
-    const made = await afterLiveErasure(fork);
+    const made = await afterLiveErasure(() =>
+      ctx.holds.run(`forking journal ${parent.id} into ${to}`, ctx.lockTimeoutMs, fork),
+    );
     return new PostgresJournal(ctx, to, made.key, made.meta, false);
   }
 

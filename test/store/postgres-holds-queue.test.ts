@@ -1,0 +1,56 @@
+/**
+ * The Postgres store's queue of connection-keeping operations (src/store/postgres/holds.ts): at most its
+ * capacity run, the rest in arrival order, and a waiter fails with LOCK_TIMEOUT only when none ahead of it
+ * started or ended for its wait.
+ */
+import { describe, expect, test } from 'vitest';
+import { ConnectionHolds, holdsFor } from '../../src/store/postgres/holds.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describe('ConnectionHolds', () => {
+  test('a pool of n connections lets n − 1 hold at once, at least one', () => {
+    expect(holdsFor(2, 's').capacity).toBe(1);
+    expect(holdsFor(10, 's').capacity).toBe(9);
+    expect(holdsFor(undefined, 's').capacity).toBe(9);
+    expect(holdsFor(1, 's').capacity).toBe(1);
+  });
+
+  test('no more than the capacity run at once, and the rest run in arrival order', async () => {
+    const holds = new ConnectionHolds(2, 's');
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 7 }, (_, i) =>
+        holds.run(`op ${i}`, 5000, async () => {
+          order.push(i);
+          most = Math.max(most, ++running);
+          await sleep(10);
+          running--;
+        }),
+      ),
+    );
+    expect(most).toBe(2);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  test('a waiter outlives a slow queue that makes progress, and fails LOCK_TIMEOUT behind a stuck one', async () => {
+    const holds = new ConnectionHolds(1, 'postgres://x (schema s)');
+    // 1.2 s of queue ahead of a waiter of 1 s, but a hold ends every 0.4 s.
+    const slow = ['a', 'b', 'c'].map((name) => holds.run(name, 1000, () => sleep(400)));
+    await expect(holds.run('d', 1000, () => Promise.resolve('ran'))).resolves.toBe('ran');
+    await Promise.all(slow);
+    let release!: () => void;
+    const stuck = holds.run('stuck', 100, () => new Promise<void>((r) => (release = r)));
+    const refused = await holds.run('waiting', 100, () => Promise.resolve()).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'LOCK_TIMEOUT' });
+    expect(String((refused as Error).message)).toMatch(
+      /waiting waited 100 ms .*postgres:\/\/x|postgres:\/\/x.*waiting waited 100 ms/,
+    );
+    release();
+    await stuck;
+    // The refused waiter left the queue: the next one runs at once.
+    await expect(holds.run('after', 100, () => Promise.resolve(1))).resolves.toBe(1);
+  });
+});
