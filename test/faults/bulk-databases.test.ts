@@ -279,7 +279,7 @@ describe("Postgres: the streamed batch's connection killed in the middle", () =>
       hint?: string;
     };
     expect(err.code, err.message).toBe('SERVER_ERROR');
-    expect(err.message).toMatch(/paused \d+ ms between steps, past the idle timeout of 300 ms/);
+    expect(err.message).toMatch(/paused \d+ ms while the batch was open, past the idle timeout of 300 ms/);
     expect(err.message).not.toMatch(/could not be reached/);
     expect(await texts(j)).toEqual([]);
     expect((await j.append({ input: 'after' })).seq).toBe(0);

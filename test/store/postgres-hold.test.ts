@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { join } from 'node:path';
 import { withAppendsHeld } from '../../src/chain/source.js';
 import { exportReceipt } from '../../src/index.js';
+import { eraseValue } from '../../src/erase/store.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { copyWhileAppending } from '../helpers/appending.js';
 import { postgresHarness } from '../helpers/postgres.js';
@@ -118,6 +119,51 @@ describe('holding a Postgres journal’s appends', () => {
       expect((await agent.head())?.seq).toBe(9);
       for (let i = 0; i < 12; i++) expect((await (await store.open(`f${i}`)).head())?.seq).toBe(20 + i);
     });
+
+  // Outsider 17: erasure records appended to a journal two exports held waited in the server for its row lock,
+  // each keeping a connection, while the holder waited for a second one: appends of another journal failed.
+  test('exports and erasures of one journal beside another journal’s appends, on a pool of three: all go through', async () => {
+    const store = pgHarness.track(
+      new PostgresStore({
+        connectionString: pgHarness.url,
+        schema: pgHarness.schemaName(),
+        lockTimeoutMs: 3000,
+        connection: { max: 3, connectionTimeoutMillis: 5000 },
+      }),
+    );
+    const held = await store.create('held', { format: 'stepchain/v3' } as never);
+    await held.appendMany(Array.from({ length: 10 }, (_, i) => ({ input: { i }, result: { secret: `s${i}` } })));
+    const agent = await store.create('agent', { format: 'stepchain/v3' } as never);
+    const dir = tempDir('stepchain-pghold-');
+    const started = Date.now();
+    const outcomes = await Promise.allSettled([
+      ...[0, 1].map((i) => exportReceipt(held, { out: join(dir, `x${i}.tar`) })),
+      ...[0, 1, 2].map((seq) => eraseValue(store, 'held', { seq, path: '/result/secret', reason: 'r' })),
+      (async () => {
+        for (let i = 0; i < 5; i++) await agent.append({ input: { i } });
+      })(),
+    ]);
+    // An export that met an erasure recorded while it was written is refused as the spec says, coded.
+    const failed = outcomes.flatMap((o) =>
+      o.status === 'rejected' && (o.reason as { code?: string }).code !== 'ERASURE_PENDING' ? [String(o.reason)] : [],
+    );
+    expect(failed).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect((await agent.head())?.seq).toBe(4);
+    expect((await held.verify()).ok).toBe(true);
+  });
+
+  test('a hold of a journal asked for again inside itself fails LOCK_TIMEOUT saying so, without waiting on the server', async () => {
+    const store = pgHarness.track(
+      new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), lockTimeoutMs: 500 }),
+    );
+    const j = await store.create('j', { format: 'stepchain/v3' } as never);
+    await j.append({ input: 0 });
+    const out = join(tempDir('stepchain-pghold-'), 'inner.tar');
+    const e = await withAppendsHeld(j, () => exportReceipt(j, { out })).catch((err: unknown) => err);
+    expect(e).toMatchObject({ code: 'LOCK_TIMEOUT' });
+    expect(String((e as Error).message)).toMatch(/this process's own hold of the journal/);
+  });
 
   test('a pool whose every connection stays in use is POOL_EXHAUSTED, not an unreachable server', async () => {
     const { default: pg } = await import('pg');

@@ -78,3 +78,60 @@ export function holdsFor(max: number | undefined, display: string): ConnectionHo
 
 /** The pool's size when neither the store's options nor a caller's pool say (createPool's default). */
 export const DEFAULT_POOL_MAX = 10;
+
+/**
+ * Which journals this process holds (a hold of its appends, an erasure, a checkpoint, a fork's lock on its
+ * parent), by server, schema and key, across every store object of the process (the CLI opens two on one
+ * database). A second hold of the same journal, or an append to it, waits here without a connection: waiting
+ * in the server for the row lock, each kept one while the holder waited for a second (outsider 17: two
+ * exports and three erasures of one journal on a pool of three). A wait past `waitMs` is LOCK_TIMEOUT.
+ */
+const held = new Map<string, { waiters: (() => void)[] }>();
+
+/** Runs `fn` as this process's only hold of journal `gate`, once any other has ended. */
+export async function holdingJournal<T>(gate: string, what: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
+  let entry = held.get(gate);
+  if (entry === undefined) held.set(gate, (entry = { waiters: [] }));
+  else await waitTurn(entry, what, waitMs);
+  try {
+    return await fn();
+  } finally {
+    const next = entry.waiters.shift();
+    if (next !== undefined) next();
+    else held.delete(gate);
+  }
+}
+
+/** Resolves once this process holds journal `gate` no longer (at once when it does not). */
+export async function journalFree(gate: string, what: string, waitMs: number): Promise<void> {
+  const entry = held.get(gate);
+  if (entry === undefined) return;
+  // Waits as a holder would, and hands the turn straight on: appends go between holds, never during one.
+  await waitTurn(entry, what, waitMs);
+  const next = entry.waiters.shift();
+  if (next !== undefined) next();
+  else held.delete(gate);
+}
+
+function waitTurn(entry: { waiters: (() => void)[] }, what: string, waitMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const turn = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      const at = entry.waiters.indexOf(turn);
+      if (at >= 0) entry.waiters.splice(at, 1);
+      reject(
+        new StoreError(
+          'LOCK_TIMEOUT',
+          `${what} waited ${waitMs} ms for this process's own hold of the journal to end (an export or publication placing its file, an erasure, a checkpoint or a fork of it running in this process)`,
+          {
+            hint: 'retry once it ends; a hold cannot wait for the same journal inside itself (an export or append of a journal from inside its own holdingAppends)',
+          },
+        ),
+      );
+    }, waitMs);
+    entry.waiters.push(turn);
+  });
+}

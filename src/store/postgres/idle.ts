@@ -36,7 +36,7 @@ export function stalledStream(
   if (!isConnectionLoss(e) || longestIdleMs < ctx.idleTimeoutMs * 0.9) return null;
   return new StoreError(
     'SERVER_ERROR',
-    `${ctx.display} ended the streamed batch of journal ${journal}: its input paused ${Math.round(longestIdleMs)} ms between steps, past the idle timeout of ${ctx.idleTimeoutMs} ms (idle_in_transaction_session_timeout); none of the batch was appended`,
+    `${ctx.display} ended the streamed batch of journal ${journal}: its input paused ${Math.round(longestIdleMs)} ms while the batch was open, past the idle timeout of ${ctx.idleTimeoutMs} ms (idle_in_transaction_session_timeout); none of the batch was appended`,
     {
       location: { file: ctx.display },
       hint: "feed the batch without pauses that long (read its input first), or append it in smaller batches; a library caller may raise PostgresStore's idleTimeoutMs",

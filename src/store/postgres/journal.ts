@@ -40,6 +40,7 @@ import type {
 import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
+import { holdingJournal, journalFree } from './holds.js';
 import { idleGaps, stalledStream } from './idle.js';
 import { StepIdIndex } from './idempotency.js';
 import {
@@ -62,7 +63,6 @@ import { catchUpAndFollow, planTreeStep, PostgresTreeStorage, rowLeaves, syncedT
 import { signJournalCheckpoint, type SignedCheckpoint } from '../../proofs/keeper.js';
 import { treeRoot, type NodeReader } from '../../proofs/nodes.js';
 import type { NoteSigner } from '../../proofs/note.js';
-import { ProofError } from '../../proofs/problems.js';
 import type { LineRewrite, LineRewriter, RewriteOutcome } from '../rewrite.js';
 import {
   advanceRunStateRow,
@@ -143,7 +143,7 @@ export class PostgresJournal implements Journal, LineRewriter {
   ): Promise<StreamedBatch> {
     const refused = writeRefusal(this, this.closed);
     if (refused !== null) throw refused;
-    const gaps = idleGaps(await this.connect(`appending to journal ${this.id}`));
+    const gaps = idleGaps(await this.connect(`appending to journal ${this.id}`, true));
     const client = gaps.client;
     let last: NewLine | null = null;
     /** Set once COMMIT is sent: what the batch resolves with if it is found committed after all. */
@@ -187,8 +187,9 @@ export class PostgresJournal implements Journal, LineRewriter {
     }
   }
 
-  /** A connection from the pool; a failure to get one is the coded error of what was being done. */
-  private async connect(doing: string): Promise<DbClient> {
+  /** A connection from the pool (an append's once this process holds the journal no longer); a failure to get one is the coded error of what was being done. */
+  private async connect(doing: string, appending = false): Promise<DbClient> {
+    if (appending) await journalFree(this.holdKey, doing, this.ctx.lockTimeoutMs); // between this process's holds of it
     try {
       return await this.ctx.pool.connect();
     } catch (e) {
@@ -214,7 +215,7 @@ export class PostgresJournal implements Journal, LineRewriter {
         intakeOf(this.ctx, hub, this, (c, h, g) => this.commitOn(c, h, g)),
         groups,
       );
-    const client = await this.connect(`appending to journal ${this.id}`);
+    const client = await this.connect(`appending to journal ${this.id}`, true);
     let sent: { outcomes: GroupOutcome[]; last: NewLine } | null = null;
     try {
       const head = await beginAndLockHead(
@@ -488,6 +489,11 @@ export class PostgresJournal implements Journal, LineRewriter {
    * transaction, its COMMIT the end of the hold. Another connection's hold could end first (its session killed,
    * or its socket closed with the forking process) while the COMMIT still went through (outsider 15).
    */
+  /** This journal among the holds of this process (holds.ts holdingJournal): its server, schema and key. */
+  get holdKey(): string {
+    return `${this.ctx.display}|${this.ctx.tables.journals}|${this.key}`;
+  }
+
   async lockIn(client: DbClient, ctx: StoreContext): Promise<boolean> {
     if (ctx.tables.journals !== this.ctx.tables.journals) return false;
     await client.query(`SET LOCAL lock_timeout = ${Math.trunc(ctx.lockTimeoutMs)}`);
@@ -506,22 +512,26 @@ export class PostgresJournal implements Journal, LineRewriter {
     fn: (client: DbClient, head: LockedHead) => Promise<T>,
     idleTimeoutMs = this.ctx.idleTimeoutMs,
   ): Promise<T> {
-    return this.ctx.holds.run(`${doing} journal ${this.id}`, this.ctx.lockTimeoutMs, async () => {
-      const client = await this.connect(`${doing} journal ${this.id}`);
-      try {
-        const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, idleTimeoutMs);
-        if (head === null) throw this.gone();
-        const out = await fn(client, head);
-        await client.query('COMMIT');
-        client.release();
-        return out;
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
-        client.release(true);
-        if (e instanceof ProofError) throw e;
-        throw translate(e, this.ctx.display, `${doing} journal ${this.id}`);
-      }
-    });
+    const what = `${doing} journal ${this.id}`;
+    // Its turn among the store's holds, then the journal's among this process's (holds.ts), in that order everywhere.
+    return this.ctx.holds.run(what, this.ctx.lockTimeoutMs, () =>
+      holdingJournal(this.holdKey, what, this.ctx.lockTimeoutMs, async () => {
+        const client = await this.connect(what);
+        try {
+          const head = await beginAndLockHead(client, this.ctx.tables, this.key, this.ctx.lockTimeoutMs, idleTimeoutMs);
+          if (head === null) throw this.gone();
+          const out = await fn(client, head);
+          await client.query('COMMIT');
+          client.release();
+          return out;
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => {});
+          client.release(true);
+          if (e instanceof StepchainError) throw e; // coded already: a refusal of the hold's work, a proof's
+          throw translate(e, this.ctx.display, what);
+        }
+      }),
+    );
   }
 
   async close(): Promise<void> {

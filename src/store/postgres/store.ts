@@ -36,7 +36,7 @@ import { DEFAULT_SCHEMA, migrate, schemaState, tablesIn, tooNew, SCHEMA_VERSION,
 import { checkServer } from './schema.js';
 import { findJournal, insertBlobs, insertJournal, insertLines, listJournals, listRunMeta, updateHead } from './sql.js';
 import { verifyJournalRows } from './verify.js';
-import { holdsFor, type ConnectionHolds } from './holds.js';
+import { holdingJournal, holdsFor, type ConnectionHolds } from './holds.js';
 
 export const DEFAULT_PG_LOCK_TIMEOUT_MS = 20_000;
 export const DEFAULT_PG_IDLE_TIMEOUT_MS = 10_000;
@@ -355,8 +355,14 @@ export class PostgresStore implements Store<PostgresJournal>, StoreDiagnostics {
           };
           // A parent in this database is held by the fork's own transaction (its head row's lock, which every
           // append takes), whichever store opened it; any other by its own hold around the look and the COMMIT.
-          if (parent instanceof PostgresJournal && (await parent.lockIn(client, ctx))) await commit();
-          else await withAppendsHeld(parent, commit);
+          const lockedIn =
+            parent instanceof PostgresJournal &&
+            (await holdingJournal(parent.holdKey, `forking journal ${parent.id}`, ctx.lockTimeoutMs, async () => {
+              if (!(await parent.lockIn(client, ctx))) return false;
+              await commit();
+              return true;
+            }));
+          if (!lockedIn) await withAppendsHeld(parent, commit);
           return { key, meta };
         } catch (e) {
           await client.query('ROLLBACK').catch(() => {});
