@@ -138,7 +138,11 @@ export async function confirmUnerased(parent: Journal, fromStep: number, checked
  */
 async function refusePendingErasure(parent: Journal, fromStep: number, pending: PendingErasures): Promise<number> {
   let checkedTo = fromStep;
-  for await (const l of parent.lines({ from: fromStep + 1 })) {
+  // To the head as it is now, not as it moves: a parent appended faster than this reads would keep the fork
+  // reading without end (outsider 18: three forks of a live agent's journal waited until it stopped). What is
+  // appended later, confirmUnerased reads under the hold.
+  const head = (await parent.head())?.seq ?? -1;
+  for await (const l of parent.lines({ from: fromStep + 1, to: Math.max(head, fromStep + 1) })) {
     pending.line(l.text, false);
     checkedTo = l.seq;
   }

@@ -165,6 +165,31 @@ describe('holding a Postgres journal’s appends', () => {
     expect(String((e as Error).message)).toMatch(/this process's own hold of the journal/);
   });
 
+  // Outsider 18: each fork read the parent for erasure records to its end as it moved, and three forks of a
+  // journal an agent kept appending to never caught up: they finished only when the agent stopped.
+  test('forks of a journal an agent keeps appending to finish while it appends', async () => {
+    const store = pgHarness.track(
+      new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), connection: { max: 4 } }),
+    );
+    const parent = await store.create('live', { format: 'stepchain/v3' } as never);
+    for (let i = 0; i < 30; i++) await parent.append({ input: { i } });
+    let stop = false;
+    const agent = (async () => {
+      for (let n = 0; !stop; n++) await parent.append({ input: n });
+    })();
+    const safety = setTimeout(() => (stop = true), 30_000);
+    try {
+      const forks = [0, 1, 2].map((k) => store.fork(parent, { fromStep: 3, to: `live-f${k}` }).then(() => stop));
+      // Each fork resolves while the agent still appends (false: not stopped yet).
+      expect(await Promise.all(forks)).toEqual([false, false, false]);
+    } finally {
+      stop = true;
+      clearTimeout(safety);
+      await agent;
+    }
+    expect((await (await store.open('live-f0')).verify()).ok).toBe(true);
+  }, 60_000);
+
   test('a pool whose every connection stays in use is POOL_EXHAUSTED, not an unreachable server', async () => {
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: pgHarness.url, max: 2, connectionTimeoutMillis: 300 });
