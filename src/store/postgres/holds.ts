@@ -1,7 +1,7 @@
 /**
  * How many operations of one store keep a connection while they need another (spec/POSTGRES.md §12): a
  * fork's transaction reads its parent and writes its parts on other connections; a hold of a journal's
- * appends, an erase and a streamed batch keep their transaction while reads or parts go through the pool.
+ * appends, an erasure and a signed checkpoint keep their transaction while reads go through the pool.
  * With as many of them running as the pool has connections, each waits for a second connection that none
  * gives back, until the pool's own timeout fails them all (outsider 16: twelve forks on a pool of ten).
  * At most max − 1 of them run at once; the others queue here, so one connection is always left for their
@@ -57,7 +57,7 @@ export class ConnectionHolds {
         reject(
           new StoreError(
             'LOCK_TIMEOUT',
-            `${this.display}: ${doing} waited ${waitMs} ms for one of this store's ${this.capacity} concurrent forks, holds, erasures and streamed batches to end, and none did`,
+            `${this.display}: ${doing} waited ${waitMs} ms for one of this store's ${this.capacity} concurrent forks, holds, erasures and checkpoints to end, and none did`,
             {
               location: { file: this.display },
               hint: "retry once they end; to run more at once, raise the pool's max (connection: { max }): each needs a connection of its own and one left over",
@@ -96,9 +96,7 @@ export async function holdingJournal<T>(gate: string, what: string, waitMs: numb
   try {
     return await fn();
   } finally {
-    const next = entry.waiters.shift();
-    if (next !== undefined) next();
-    else held.delete(gate);
+    handOn(gate, entry);
   }
 }
 
@@ -108,6 +106,11 @@ export async function journalFree(gate: string, what: string, waitMs: number): P
   if (entry === undefined) return;
   // Waits as a holder would, and hands the turn straight on: appends go between holds, never during one.
   await waitTurn(entry, what, waitMs);
+  handOn(gate, entry);
+}
+
+/** Gives journal `gate`'s turn to the next waiter, or forgets the journal when none waits. */
+function handOn(gate: string, entry: { waiters: (() => void)[] }): void {
   const next = entry.waiters.shift();
   if (next !== undefined) next();
   else held.delete(gate);

@@ -483,17 +483,17 @@ export class PostgresJournal implements Journal, LineRewriter {
     );
   }
 
+  /** This journal among the holds of this process (holds.ts holdingJournal): its server, schema and key. */
+  get holdKey(): string {
+    return `${this.ctx.display}|${this.ctx.tables.journals}|${this.key}`;
+  }
+
   /**
    * Locks this journal's head row in `client`'s transaction when that reaches this journal's own row (the same
    * schema, key, id and genesis: the same database, through any store): a fork then holds its parent by its own
    * transaction, its COMMIT the end of the hold. Another connection's hold could end first (its session killed,
    * or its socket closed with the forking process) while the COMMIT still went through (outsider 15).
    */
-  /** This journal among the holds of this process (holds.ts holdingJournal): its server, schema and key. */
-  get holdKey(): string {
-    return `${this.ctx.display}|${this.ctx.tables.journals}|${this.key}`;
-  }
-
   async lockIn(client: DbClient, ctx: StoreContext): Promise<boolean> {
     if (ctx.tables.journals !== this.ctx.tables.journals) return false;
     await client.query(`SET LOCAL lock_timeout = ${Math.trunc(ctx.lockTimeoutMs)}`);
