@@ -1,5 +1,5 @@
 /**
- * The fifth outsider's fork/copy findings on approvals (black box, built CLI as real processes), kept as
+ * The fifth outsider's fork/copy findings on approvals (black box, the built CLI in one process of its own: cli-in.ts inProcess), kept as
  * attacks that must fail (spec/APPROVALS.md §4, §8 *Copies and forks*):
  *
  * - 4.sh: `fork --from-step 0` of a granted run, then `stepchain copy <parent> <fork>` appended the parent's
@@ -22,7 +22,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-approvals-fork-copy-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const { run, ok, append } = cliIn(dir);
+const { run, ok, append } = cliIn(dir, {}, { inProcess: true });
 
 /** A v3 run journal `<store>/r` whose request req-1 presents unlock {pin}; granted by alice when `grant`. */
 async function requested(store: string, grant: boolean): Promise<void> {

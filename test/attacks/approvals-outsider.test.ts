@@ -1,19 +1,17 @@
 // Outsider (black-box) attacks on approval records (spec/APPROVALS.md), from /tmp/outsider's report: each
-// test replays a finding through the built CLI and asserts the SAFE behaviour, so it fails while the hole is open.
-import { spawnSync } from 'node:child_process';
+// test replays a finding through the built CLI (in one process of its own, test/helpers/cli-sync.ts) and asserts the SAFE behaviour, so it fails while the hole is open.
 import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApprovalLedger } from '../../src/approval/ledger.js';
 import { Run } from '../../src/runtime/run.js';
 import { alice, tempDir, v3Run } from '../approval/helpers.js';
+import { syncCli } from '../helpers/cli-sync.js';
 import { eraseValue } from '../../src/erase/store.js';
 import type { Journal } from '../../src/store/types.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -24,15 +22,9 @@ interface Res {
   stdout: string;
   stderr: string;
 }
+const inProcess = syncCli();
 function sc(cwd: string, args: string[], input?: string): Res {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd,
-    encoding: 'utf8',
-    input,
-    timeout: 120_000,
-    maxBuffer: 64 << 20,
-  });
-  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+  return inProcess({ args, cwd, input });
 }
 const ok = (r: Res): Res => {
   if (r.status !== 0) throw new Error(`cli failed ${r.status}: ${r.stderr}${r.stdout}`);

@@ -48,7 +48,8 @@ function pgLocation(journal: string): string {
   return u.toString();
 }
 
-const { feed: run } = cliIn(dir, { PGPASSWORD: decodeURIComponent(server.password) });
+// In one process of the CLI (its calls one at a time), but for the race below, whose two calls start processes.
+const { feed: run, started } = cliIn(dir, { PGPASSWORD: decodeURIComponent(server.password) }, { inProcess: true });
 
 /** Every byte under `path` (a file or a folder, walked), as text: where an erased value must not be. */
 function bytesUnder(path: string): string {
@@ -280,8 +281,8 @@ describe('erasure: the second outsider findings (real processes)', { timeout: 30
       const steps = [0, 1, 2].map((i) => JSON.stringify({ step_id: `s${i}`, result: { email: `r${i}@example.org` } }));
       expect((await run(['append', id, '--jsonl'], steps.join('\n') + '\n')).code).toBe(0);
       const [erased, forked] = await Promise.all([
-        run(['erase', id, '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']),
-        run(['fork', id, '--from-step', '2', `${id}-fork`]),
+        started(['erase', id, '--seq', '1', '--path', '/result/email', '--reason', 'GDPR']),
+        started(['fork', id, '--from-step', '2', `${id}-fork`]),
       ]);
       expect(erased.code).toBe(0);
       if (forked.code === 0) expect((await run(['verify', `${id}-fork`])).code).toBe(0);

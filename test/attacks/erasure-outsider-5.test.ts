@@ -1,6 +1,7 @@
 /**
  * Erasure findings of the fourth and fifth outsiders left open after the first fixes, kept as attacks that must
- * fail: each runs the finding's steps as real `stepchain` processes (dist/) and asserts the fixed behaviour.
+ * fail: each runs the finding's steps through the built `stepchain` (dist/, in one process of its own: cli-in.ts
+ * inProcess) and asserts the fixed behaviour.
  *
  * - outsider 5, 8: a receipt of steps F..K where an erased record n < F and its erasure record E > K was
  *   refused CHAIN_INVALID ("ERASURE_UNRECORDED at seq n"), a valid journal called corrupt. The range holds
@@ -25,7 +26,7 @@ import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-erasure-outsider5-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const { run, ok } = cliIn(dir);
+const { run, ok } = cliIn(dir, {}, { inProcess: true });
 /** The codes of a `verify --json` report's problems and notices. */
 const codes = (r: { stdout: string }): string[] => {
   const report = (JSON.parse(r.stdout) as { report: { problems: { code: string }[]; warnings?: { code: string }[] } })

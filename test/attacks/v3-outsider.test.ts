@@ -1,5 +1,6 @@
 // Outsider (black-box) attacks on stepchain/v3 bound publication and on retention (prune, tombstones).
-// Only the built CLI is used; every test asserts the SAFE behaviour, so a test fails while a hole is open.
+// Only the built CLI is used (in one process of its own, test/helpers/cli-sync.ts, but for the calls below
+// that start it); every test asserts the SAFE behaviour, so a test fails while a hole is open.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syncCli } from '../helpers/cli-sync.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dirs: string[] = [];
@@ -25,14 +27,9 @@ interface Res {
   stdout: string;
   stderr: string;
 }
+const inProcess = syncCli();
 function sc(args: string[], input?: string): Res {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    encoding: 'utf8',
-    input,
-    timeout: 60_000,
-    maxBuffer: 64 << 20,
-  });
-  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+  return inProcess({ args, input });
 }
 const ok = (r: Res) => {
   if (r.status !== 0) throw new Error(`cli failed ${r.status}: ${r.stderr}${r.stdout}`);

@@ -1,7 +1,8 @@
 /**
  * Outside attacks on the three verdicts, the pins and published views (docs/auditors.md,
  * docs/published-views.md, spec/RECEIPT.md §8.1, spec/REDACTION.md §12, spec/PROOFS.md §9.8, §11.1), run
- * through the built CLI (dist/cli/main.js) as a child process on real files.
+ * through the built CLI (dist/cli/main.js) on real files: in one process of the CLI (test/helpers/cli-sync.ts),
+ * except the checks that it never hangs on hostile input, which start it for real and kill it at their limit.
  *
  * The genuine side (a journal, alice's signing key, a log key, witnesses) is made with the CLI; the attacker
  * holds only what is public — the receipt, the publication, the checkpoints, the verifier keys — plus keys and
@@ -17,6 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MORE, POLICY, STEP } from '../helpers/attack-world.js';
 import { header, jcs, sha, tarOf, untar } from '../helpers/receipt-tar.js';
+import { syncCli } from '../helpers/cli-sync.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -32,16 +34,21 @@ interface Run {
   json: any;
 }
 
+const inProcess = syncCli({ NO_COLOR: '1' });
+/** A call given a `timeout` is a check that the CLI never hangs: it starts a process, killed at that limit. */
 function cli(args: string[], opts: { input?: string; timeout?: number } = {}): Run {
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: dir,
-    input: opts.input,
-    timeout: opts.timeout ?? 60_000,
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  const out = r.stdout?.toString('utf8') ?? '';
-  const err = r.stderr?.toString('utf8') ?? '';
+  const r =
+    opts.timeout === undefined
+      ? inProcess({ args, cwd: dir, input: opts.input })
+      : spawnSync(process.execPath, [CLI, ...args], {
+          cwd: dir,
+          input: opts.input,
+          timeout: opts.timeout,
+          env: { ...process.env, NO_COLOR: '1' },
+        });
+  const out = r.stdout?.toString() ?? '';
+  const err = r.stderr?.toString() ?? '';
   let json: unknown = null;
   try {
     json = JSON.parse(out);

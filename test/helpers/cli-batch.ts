@@ -135,10 +135,11 @@ export interface CliServer {
 /**
  * One process of the built CLI that answers calls as they come (test/helpers/cli-serve.mjs), for a test whose
  * next arguments depend on the last answer: cliBatch's saving without knowing every call up front. Its stdout
- * and stderr are pipes, as a piped start's would be. Stopped after the file's tests.
+ * and stderr are pipes, as a piped start's would be. `env` goes over process.env for every call. Stopped
+ * after the file's tests.
  */
-export function cliServer(): CliServer {
-  const env = { ...process.env };
+export function cliServer(extraEnv: Record<string, string> = {}): CliServer {
+  const env = { ...process.env, ...extraEnv };
   delete env.NO_COLOR;
   delete env.FORCE_COLOR;
   const child = fork(SERVE, [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], env });

@@ -4,7 +4,7 @@
  * rejects), `feed` the same with `input` on its stdin and `env` over the environment, `ok` also expects exit
  * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
  * file and appends them with `append --jsonl`. With `inProcess`, the calls that set no environment of their own
- * run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per
+ * (beyond `env`) run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per
  * call, stdio captured as from pipes): for files that check what verbs print and decide, not how a process
  * starts or ends; the rest of the suite starts the CLI for real.
  */
@@ -27,12 +27,14 @@ export interface CliIn {
   run(...args: string[]): Promise<Run>;
   feed(args: readonly string[], input?: string, env?: Record<string, string>): Promise<Run>;
   ok(...args: string[]): Promise<Run>;
+  /** `feed` in a process of its own whatever `inProcess` says: for calls that must run at the same time. */
+  started(args: readonly string[], input?: string): Promise<Run>;
   append(journal: string, from: number, count: number, tag?: string): Promise<void>;
 }
 
 /** `env` goes over process.env (and NO_COLOR=1) in every call; a call's own `env` over that. */
 export function cliIn(dir: string, env: Record<string, string> = {}, options: { inProcess?: boolean } = {}): CliIn {
-  const server = options.inProcess && Object.keys(env).length === 0 ? cliServer() : null;
+  const server = options.inProcess === true ? cliServer(env) : null;
   const feed = (args: readonly string[], input?: string, own: Record<string, string> = {}): Promise<Run> =>
     server !== null && Object.keys(own).length === 0
       ? server.run({ args: [...args], cwd: dir, ...(input === undefined ? {} : { input }) }).then(asRun)
@@ -63,7 +65,8 @@ export function cliIn(dir: string, env: Record<string, string> = {}, options: { 
     );
     await ok('append', journal, '--jsonl', '--file', file);
   };
-  return { run, feed, ok, append };
+  const started = (args: readonly string[], input?: string): Promise<Run> => spawned(args, input, {});
+  return { run, feed, ok, append, started };
 }
 
 /** The --json document on stdout. */

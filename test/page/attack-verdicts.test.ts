@@ -1,43 +1,37 @@
 /**
  * Outside attacks on the verdicts, on the verification page (dist/page/verify.html) in real headless Chromium,
  * each beside the built CLI on the same files and pins (docs/auditors.md: "the same answer for the same file
- * and pins"). Fixtures are made with the CLI in a temporary directory: the genuine journal, alice's key, a
+ * and pins"). Fixtures are made with the CLI (in one process of its own, test/helpers/cli-sync.ts) in a temporary directory: the genuine journal, alice's key, a
  * log key and a witness; the attacker's own journal and key; rewritten archives (test/attacks/verdicts.test.ts
  * has the CLI-only cases and the tar profile).
  *
  * A test that FAILS here is an attack that succeeded (see the comment above it); a passing test is an attack
  * the product held, kept as a regression test.
  */
-import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launch, openPage, verify, type FileSpec, type Opened, type Shown } from './browser.js';
 import { MORE, POLICY, STEP } from '../helpers/attack-world.js';
 import { jcs, sha, tarOf, untar } from '../helpers/receipt-tar.js';
+import { syncCli } from '../helpers/cli-sync.js';
 import { tempDir } from '../helpers/tmp.js';
 import { pageInputs, verifyArgs, type Pins } from './pins.js';
 
-const ROOT = resolve(__dirname, '..', '..');
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const dir = tempDir('stepchain-attack-verdicts-page-');
 const f = (n: string): string => join(dir, n);
 
 // biome-ignore lint: JSON
+const inProcess = syncCli({ NO_COLOR: '1' });
 function cli(args: string[], input?: string): { rc: number | null; out: string; err: string; json: any } {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: dir,
-    input,
-    timeout: 60_000,
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  const out = r.stdout.toString('utf8');
+  const r = inProcess({ args, cwd: dir, input });
+  const out = r.stdout;
   let json = null;
   try {
     json = JSON.parse(out);
   } catch {}
-  return { rc: r.status, out, err: r.stderr.toString('utf8'), json };
+  return { rc: r.status, out, err: r.stderr, json };
 }
 const ok = (args: string[], input?: string): string => {
   const r = cli(args, input);
