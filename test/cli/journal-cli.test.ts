@@ -1,7 +1,9 @@
 /**
  * The journal verbs on what issue 15 found: `log --jsonl` (a stream, memory bounded), what `log` calls the
  * prompt of a chat turn, bucket names above 2^53, a metadata file verify must report rather than throw, and
- * a blob holding a marker that `show` must refuse rather than print. The built CLI as a child process.
+ * a blob holding a marker that `show` must refuse rather than print. The built CLI: in one process of its own
+ * (cliInProcess, support.ts), but for the memory bound's two calls, which start a process under a 48 MB heap
+ * (a node flag, the process's own limit).
  */
 import { copyFileSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -12,14 +14,17 @@ import { genesisHash, sealRecord } from '../../src/record/index.js';
 import { describePrompt } from '../../src/cli/verbs/journal.js';
 import { FileStore } from '../../src/store/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 
 const root = tempDir('stepchain-journal-cli-');
-const cli = (args: string[], options: { input?: string; node?: string[] } = {}) =>
-  runNode([...(options.node ?? []), CLI, ...args], {
-    timeoutMs: 60_000,
-    ...(options.input === undefined ? {} : { input: options.input }),
-  });
+const inProcess = cliInProcess();
+/** A call given node flags starts a process with them; the rest run in the file's one process of the CLI. */
+const cli = (args: string[], options: { input?: string; node?: string[] } = {}) => {
+  const input = options.input === undefined ? {} : { input: options.input };
+  return options.node === undefined
+    ? inProcess(args, input)
+    : runNode([...options.node, CLI, ...args], { timeoutMs: 60_000, ...input });
+};
 
 const CHAT = [
   { role: 'system', content: 'You are a weather bot.' },

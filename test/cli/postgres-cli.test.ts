@@ -2,14 +2,16 @@
  * The built CLI on Postgres locations, against the run's real server: every journal verb takes
  * postgres://user@host:port/db?journal=<id> with the password from PGPASSWORD; `copy` moves journals
  * between directories and Postgres byte for byte and idempotently; `doctor` reports; servers that cannot
- * be used are coded errors, never a stack trace, and never show a password.
+ * be used are coded errors, never a stack trace, and never show a password. The calls run in one process of
+ * the CLI of the file's own (cliInProcess, support.ts), PGPASSWORD its environment; a call that sets its own
+ * (a wrong or empty PGPASSWORD) starts a real process with it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 
 const server = new URL(inject('pgUrl'));
 const password = decodeURIComponent(server.password);
@@ -23,12 +25,13 @@ function at(journal: string, extra: Record<string, string> = {}): string {
   for (const [k, v] of Object.entries(extra)) u.searchParams.set(k, v);
   return u.toString();
 }
-const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}) =>
-  runNode([CLI, ...args], {
-    timeoutMs: 60_000,
-    env: { PGPASSWORD: password, ...options.env },
-    ...(options.input === undefined ? {} : { input: options.input }),
-  });
+const inProcess = cliInProcess({ PGPASSWORD: password });
+const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}) => {
+  const input = options.input === undefined ? {} : { input: options.input };
+  return Object.keys(options.env ?? {}).length === 0
+    ? inProcess(args, input)
+    : runNode([CLI, ...args], { timeoutMs: 60_000, env: { PGPASSWORD: password, ...options.env }, ...input });
+};
 const dir = tempDir('stepchain-pg-cli-');
 const admin = new pg.Client({ connectionString: server.toString() });
 await admin.connect();

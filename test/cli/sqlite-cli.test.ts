@@ -2,15 +2,19 @@
  * The built CLI on store locations (spec/SQLITE.md §3): a location whose scheme stepchain does not know is
  * refused — exit 2, SCHEME_UNKNOWN naming the known schemes, nothing created — by every verb that takes one
  * (the old CLI took `s3://bucket/run-9` for a relative directory and created ./s3:/bucket/run-9); and the
- * journal verbs, `runs`, `copy` and `doctor` work on `sqlite:file.db?journal=<id>`.
+ * journal verbs, `runs`, `copy` and `doctor` work on `sqlite:file.db?journal=<id>`. The calls run in one
+ * process of the CLI of the file's own (cliInProcess, support.ts), but for the directory named with a colon,
+ * which starts a real process: at least one real start here, its working directory its own.
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 
+const inProcess = cliInProcess();
 const cli = (cwd: string, args: string[], input?: string) =>
-  runNode([CLI, ...args], { cwd, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
+  inProcess(args, { cwd, ...(input === undefined ? {} : { input }) });
+const started = (cwd: string, args: string[]) => runNode([CLI, ...args], { cwd, timeoutMs: 60_000 });
 
 describe('a location with a scheme stepchain does not know', () => {
   test.each([
@@ -38,7 +42,7 @@ describe('a location with a scheme stepchain does not know', () => {
 
   test('a directory whose name holds a colon is still a directory when written with ./', async () => {
     const cwd = tempDir();
-    const r = await cli(cwd, ['init', './runs:2026/today']);
+    const r = await started(cwd, ['init', './runs:2026/today']);
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(cwd)).toEqual(['runs:2026']);
     expect(readdirSync(`${cwd}/runs:2026`)).toContain('today');

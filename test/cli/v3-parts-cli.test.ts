@@ -2,16 +2,18 @@
  * Parts in the CLI (spec/PARTS.md): a long conversation appended to a stepchain/v3 journal with
  * `stepchain append --jsonl` is stored once per value, verifies as a directory, and its receipt — which
  * carries each part once — verifies in `stepchain verify`; a receipt whose part entry was changed does not.
- * Real processes on the built CLI (dist/).
+ * The built CLI (dist/): the first call starts a real process; the rest run in one process of the CLI of the
+ * file's own (cliInProcess, support.ts).
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-v3-parts-cli-');
-const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
+const started = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 120_000 });
+const cli = cliInProcess();
 
 test('a 30-turn conversation: journal and receipt verify in the CLI; a changed part entry is found', async () => {
   const messages: unknown[] = [{ role: 'user', content: 'Read the pages.' }];
@@ -24,7 +26,7 @@ test('a 30-turn conversation: journal and receipt verify in the CLI; a changed p
   }
   writeFileSync(join(dir, 'steps.jsonl'), lines.join('\n') + '\n');
   const j = join(dir, 'chat');
-  expect((await cli(['init', j, '--format', 'v3'])).code).toBe(0);
+  expect((await started(['init', j, '--format', 'v3'])).code).toBe(0);
   expect((await cli(['append', j, '--jsonl', '--file', join(dir, 'steps.jsonl')])).code).toBe(0);
   const verified = await cli(['verify', j]);
   expect(verified.code).toBe(0);

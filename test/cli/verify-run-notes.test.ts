@@ -3,15 +3,18 @@
  * effects of unknown outcome, decisions recorded for them, a step_id repeated by a start (STEP_ID_REPEATED),
  * and a run that ended with effects pending — as notes beside the verdict and in `--json` `notes`, never
  * as problems: a valid journal still exits 0 and its report is unchanged. stepchain/v2 and v3 journals, and complete
- * receipts of them (a receipt holds the run's records). Real journals, the built CLI.
+ * receipts of them (a receipt holds the run's records). Real journals, the built CLI: in one process of its
+ * own (cliInProcess, support.ts), but for the last test's call (control characters escaped on stderr), which
+ * starts a real process.
  */
 import { describe, expect, test } from 'vitest';
 import { exportReceipt, FileStore, startRun, type Run } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000, env: { NO_COLOR: '1' } });
+const started = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000, env: { NO_COLOR: '1' } });
+const cli = cliInProcess({ NO_COLOR: '1' });
 const root = tempDir('stepchain-verify-notes-');
 let n = 0;
 
@@ -167,7 +170,7 @@ test('a tool name with control characters is printed escaped in the notes', asyn
   const run = await startRun(store, { runId: 'run-1' });
   await run.beginTool({ name: 'pay\u001b[2J\u0007', args: {} });
   await run.close();
-  const text = await cli(['verify', `${root}/hostile/run-1`]);
+  const text = await started(['verify', `${root}/hostile/run-1`]);
   expect(text.code).toBe(0);
   expect(text.stderr).toContain('EFFECT_PENDING');
   expect(text.stderr).not.toContain('\u001b[2J');

@@ -1,8 +1,9 @@
 /**
- * `stepchain erase` as real processes (dist/): a checkpoint signed before the erasure still verifies after
+ * `stepchain erase` through the built CLI (dist/): a checkpoint signed before the erasure still verifies after
  * it; a receipt exported after it holds neither the value nor its salt; an erase SIGKILLed after its erasure
  * record (and after its rewrite) leaves a journal that verifies — the erasure reported pending — and
- * `--resume` completes it.
+ * `--resume` completes it. The SIGKILLed erases (STEPCHAIN_TEST_ERASE_FAULT kills the process) start real
+ * processes; every other call runs in one process of the CLI of the file's own (cliInProcess, support.ts).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,18 +12,22 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unitAt, b64u } from '../../src/record/v3/erasure.js';
+import { cliInProcess } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const dir = tempDir('stepchain-erase-cli-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const EMAIL = 'carol.sigkill@example.org';
+const inProcess = cliInProcess();
 
+/** A call given an environment of its own (a fault to inject) starts a process; the rest run in inProcess. */
 function run(
   args: string[],
   input?: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  if (Object.keys(env).length === 0) return inProcess(args, { cwd: dir, ...(input === undefined ? {} : { input }) });
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,

@@ -1,9 +1,11 @@
 /**
- * `stepchain erase` on SQLite and Postgres locations as real processes (dist/): an erase SIGKILLed inside
+ * `stepchain erase` on SQLite and Postgres locations through the built CLI (dist/): an erase SIGKILLed inside
  * its rewrite transaction (after the UPDATE, before COMMIT) leaves the erasure record committed and the row
  * unchanged — the journal verifies, the erasure reported pending — and `--resume` completes it; a checkpoint
  * signed and witness-cosigned before the erasure still verifies after it, cosignature included (verify
  * refuses the checkpoint when the quorum is not met); `--match-path` on the store location erases across it.
+ * The SIGKILLed erase (STEPCHAIN_TEST_ERASE_FAULT kills the process) starts a real process; every other call
+ * runs in one process of the CLI of the file's own (cliInProcess, support.ts).
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { connect } from '../../src/store/sqlite/driver.js';
+import { cliInProcess } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -26,12 +29,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 const EMAIL = 'dana.sigkill+stores@example.org';
+const inProcess = cliInProcess({ PGPASSWORD: password });
 
+/** A call given an environment of its own (a fault to inject) starts a process; the rest run in inProcess. */
 function run(
   args: string[],
   input?: string,
   env: Record<string, string> = {},
 ): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  if (Object.keys(env).length === 0) return inProcess(args, { cwd: dir, ...(input === undefined ? {} : { input }) });
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { vi } from 'vitest';
+import { asRun, cliServer } from '../helpers/cli-batch.js';
 
 export const LONG = process.env.STEPCHAIN_LONG === '1';
 export const LONG_FACTOR = 20;
@@ -64,4 +65,29 @@ export function runNode(
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/**
+ * runNode's counterpart for calls of the built CLI that check what a verb prints and decides, not how its
+ * process starts or ends: each call (CLI arguments only) runs in one long-lived process of the CLI
+ * (test/helpers/cli-batch.ts cliServer: the built entry afresh per call, stdio captured as from pipes), one
+ * at a time in the order asked, so never for calls awaited together. `env` goes over process.env and
+ * NO_COLOR=1, as runNode's does, for every call; a call that needs its own environment, node flags or a
+ * signal starts a process with runNode. The answer has runNode's shape (`signal` always null; no time limit
+ * of its own: the test's applies). Made at a file's top level, where the server's afterAll registers.
+ */
+export function cliInProcess(
+  env: Record<string, string> = {},
+): (args: string[], options?: { cwd?: string; input?: string }) => Promise<Ran> {
+  const server = cliServer({ NO_COLOR: '1', ...env });
+  return async (args, options = {}) => {
+    const t0 = performance.now();
+    const { input } = options;
+    const out = await server.run({
+      args,
+      cwd: options.cwd ?? process.cwd(),
+      ...(input === undefined ? {} : { input }),
+    });
+    return { ...asRun(out), signal: null, ms: performance.now() - t0 };
+  };
 }

@@ -139,9 +139,11 @@ export interface CliServer {
  * after the file's tests.
  */
 export function cliServer(extraEnv: Record<string, string> = {}): CliServer {
-  const env = { ...process.env, ...extraEnv };
+  // The runner's own colour settings are not the calls'; what `extraEnv` sets is (NO_COLOR included).
+  const env = { ...process.env };
   delete env.NO_COLOR;
   delete env.FORCE_COLOR;
+  Object.assign(env, extraEnv);
   const child = fork(SERVE, [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], env });
   child.stdin!.end(); // a call without input reads an ended stdin, as a started process given none would
   child.stdout!.resume();

@@ -5,10 +5,15 @@
  * withheld value replaced by unmarked text, is refused (VIEW_INVALID); text beside a kept marker — invented,
  * or a price changed next to a redacted e-mail address — still verifies, and is reported as NOT bound to the
  * head on every surface, never as proven. Each test fails on the build before the fix (see outsider.ts).
+ *
+ * The publication (publishedRun: init, append, publish, head) starts real processes; the checks' calls run in
+ * one process of the built CLI of the file's own (cliInProcess, support.ts), except under
+ * STEPCHAIN_CLI_UNDER_TEST, whose other build only a started process runs.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { cliInProcess } from '../hardening/support.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   INVENTED,
@@ -17,7 +22,7 @@ import {
   publishedRun,
   read,
   rewrite,
-  run,
+  run as started,
   sortDeclarations,
   withheldAsView,
   type Manifest,
@@ -26,6 +31,9 @@ import {
 const dir = tempDir('stepchain-outsider-');
 const pub = await publishedRun(dir);
 const original = read(pub.receipt);
+const inProcess = cliInProcess();
+const run = (args: string[], cwd: string) =>
+  process.env.STEPCHAIN_CLI_UNDER_TEST === undefined ? inProcess(args, { cwd }) : started(args, cwd);
 
 let n = 0;
 function forged(bytes: Uint8Array): string {

@@ -1,9 +1,11 @@
 /**
  * Retention (spec/RETENTION.md): prune removes exactly the expired runs, whole, each after its tombstone;
  * tombstones check against the checkpoints signed before the removal and refuse any other; a prune killed
- * mid-way is finished by the next; nothing of a removed run stays in the store; on every store.
+ * mid-way is finished by the next; nothing of a removed run stays in the store; on every store. The built CLI's
+ * calls run in one process of the CLI of the file's own (test/helpers/cli-sync.ts), but for the prune that is
+ * SIGKILLed mid-way, which starts a real process.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +15,7 @@ import { FileStore, MemoryStore, type Journal, type Store } from '../../src/stor
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { noteSigner } from '../../src/proofs/index.js';
 import { checkTombstone, prune, readTombstones, TOMBSTONE_JOURNAL, type Tombstone } from '../../src/retention/index.js';
+import { syncCli } from '../helpers/cli-sync.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 import type { JsonObject } from '../../src/canonical/json.js';
@@ -21,6 +24,7 @@ const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 const daysAgo = (d: number): string => new Date(NOW.getTime() - d * 86_400_000).toISOString();
 const LOG_KEY = new Uint8Array(32).fill(7);
+const inProcess = syncCli();
 
 /** A run created `age` days ago whose last step is `lastAge` days old, holding a marker no other run holds. */
 async function makeRun(store: Store, id: string, age: number, lastAge: number, steps = 3): Promise<Journal> {
@@ -231,7 +235,7 @@ describe('tombstones refuse what they do not extend', () => {
       { journal: 'tampered', code: 'JOURNAL_INVALID', message: expect.stringContaining('at seq 1') },
     ]);
     expect(await store.list({})).toEqual(['tampered']);
-    const cli = spawnSync(process.execPath, [CLI, 'prune', root, '--keep-days', '30'], { encoding: 'utf8' });
+    const cli = inProcess({ args: ['prune', root, '--keep-days', '30'] });
     expect(cli.status).toBe(1);
     expect(cli.stderr).toContain('kept tampered: JOURNAL_INVALID');
   });
@@ -274,7 +278,7 @@ describe('tombstones refuse what they do not extend', () => {
 });
 
 describe('the CLI', () => {
-  const run = (args: string[]) => spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+  const run = (args: string[]) => inProcess({ args });
 
   test('--dry-run writes nothing; prune and runs --removed say what went, as text and JSON', async () => {
     const root = tempDir('stepchain-prune-cli-');

@@ -2,7 +2,9 @@
  * Effects of unknown outcome from the shell (spec/RUNS.md §5): the shell agent (real processes: sh and
  * the built CLI) is SIGKILLed inside its third tool; its naive rerun is refused — a completed key with
  * EFFECT_EXISTS, the pending effect with EFFECT_PENDING naming it — with nothing on standard output and
- * nothing written; `effect resolve` records each decision and the journal verifies.
+ * nothing written; `effect resolve` records each decision and the journal verifies. The agent (sh and the CLI,
+ * killed, then rerun) and the library script that completes the run start real processes; the test's own
+ * calls of the CLI run in one process of its own (cliInProcess, support.ts), one at a time.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -10,10 +12,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess, runNode } from '../hardening/support.js';
 
 const AGENT_SH = fileURLToPath(new URL('./fixtures/agent.sh', import.meta.url));
-const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000 });
+const cli = cliInProcess();
 
 /** The journal's bytes: every segment file, in name order. */
 function bytes(journal: string): string {

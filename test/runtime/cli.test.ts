@@ -1,17 +1,19 @@
 /**
  * The runtime through the CLI, as an agent in another language uses it: a shell-script agent (real
  * processes: sh and the built CLI) killed mid-tool, then `effect list`, `continuation`, `log`, `effect end`,
- * `runs`, `init` with run options, and `verify` showing the identity.
+ * `runs`, `init` with run options, and `verify` showing the identity. The agent's calls start real processes
+ * (sh runs the CLI, and is killed); the test's own calls run in one process of the CLI of the file's own
+ * (cliInProcess, support.ts), a process other than the killed agent's, as the next process would be.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { CLI, runNode } from '../hardening/support.js';
+import { CLI, cliInProcess } from '../hardening/support.js';
 
 const AGENT_SH = fileURLToPath(new URL('./fixtures/agent.sh', import.meta.url));
-const cli = (args: string[]) => runNode([CLI, ...args], { timeoutMs: 60_000 });
+const cli = cliInProcess();
 
 /** Runs the shell agent until it has begun `begun` effects, then kills its whole process group. */
 async function runAgentUntil(journal: string, hangAt: number, begun: number): Promise<string[]> {
