@@ -64,6 +64,8 @@ const shared = {
   testTimeout: 60_000,
   hookTimeout: 60_000,
   pool: 'forks',
+  // Removes each file's temporary directories (test/helpers/tmp.ts) when it ends.
+  setupFiles: ['test/setup/temp-dirs.ts'],
 } as const;
 
 export default defineConfig({

@@ -49,7 +49,8 @@ describe('examples/', () => {
         '--reporter',
         'verbose',
       ],
-      { cwd: ROOT, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' } },
+      // TMPDIR: the store the example makes in the OS temp dir, as a user's would, goes with this file's.
+      { cwd: ROOT, env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0', TMPDIR: tempDir('stepchain-replay-tmp-') } },
     );
     expect(stdout).toContain('the agent replays its recorded run exactly, with no live model or tool');
     expect(stdout).toMatch(/Tests\s+2 passed/);

@@ -1,14 +1,13 @@
 /** Shared set-up for the approval tests: a v3 run in a file store, an approver key pair. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FileStore } from '../../src/store/file/store.js';
 import { startRun } from '../../src/runtime/start.js';
 import { keyPairFromSeed } from '../../src/receipt/keys.js';
 import type { Run } from '../../src/runtime/run.js';
+import { tempDir as testTempDir } from '../helpers/tmp.js';
 
+/** Removed after the test file, like every tempDir (test/helpers/tmp.ts). */
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'stepchain-approval-'));
+  return testTempDir('stepchain-approval-');
 }
 
 export async function v3Run(dir: string, runId = 'r1'): Promise<{ store: FileStore; run: Run }> {

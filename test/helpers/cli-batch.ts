@@ -41,9 +41,6 @@ export interface BatchOut {
   snapshot?: string;
 }
 
-let made = 0;
-let dir: string | undefined;
-
 function sh(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -57,10 +54,11 @@ interface Started {
 }
 
 function start(calls: readonly BatchCall[], pty: boolean): Started {
-  dir ??= tempDir('cli-batch-');
-  const n = made++;
-  const callsFile = join(dir, `calls-${n}.json`);
-  const results = join(dir, `results-${n}.json`);
+  // A directory of its own: one kept for the worker's next files would be gone, removed when the file that
+  // made it ended (test/helpers/tmp.ts).
+  const dir = tempDir('cli-batch-');
+  const callsFile = join(dir, 'calls.json');
+  const results = join(dir, 'results.json');
   writeFileSync(callsFile, JSON.stringify(calls));
   const env = { ...process.env };
   delete env.NO_COLOR;

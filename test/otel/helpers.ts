@@ -3,14 +3,13 @@
  * real OpenTelemetry API (GenAI semantic conventions v1.37), and OTLP/JSON requests written by hand for the
  * hostile and ordering tests.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ROOT_CONTEXT, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { FileStore, type Store } from '../../src/index.js';
+import { tempDir } from '../helpers/tmp.js';
 
+/** The store's directory is removed after the test file, like every tempDir (test/helpers/tmp.ts). */
 export function tempStore(): { dir: string; store: FileStore } {
-  const dir = mkdtempSync(join(tmpdir(), 'stepchain-otel-'));
+  const dir = tempDir('stepchain-otel-');
   return { dir, store: new FileStore(dir) };
 }
 

@@ -2,10 +2,13 @@
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { runNode } from '../hardening/support.js';
+import { tempDir } from '../helpers/tmp.js';
 
 test('examples/crash-safe-agent.mjs: the second process lists the effect whose outcome is unknown and finishes the run', async () => {
   const r = await runNode([fileURLToPath(new URL('../../examples/crash-safe-agent.mjs', import.meta.url))], {
     timeoutMs: 60_000,
+    // The journal the example makes in the OS temp dir, as a user's would, goes with this file's directories.
+    env: { TMPDIR: tempDir('crash-safe-agent-tmp-') },
   });
   expect(r.code, r.stderr).toBe(0);
   const lines = r.stdout.trimEnd().split('\n');
