@@ -60,9 +60,7 @@ function start(calls: readonly BatchCall[], pty: boolean): Started {
   const callsFile = join(dir, 'calls.json');
   const results = join(dir, 'results.json');
   writeFileSync(callsFile, JSON.stringify(calls));
-  const env = { ...process.env };
-  delete env.NO_COLOR;
-  delete env.FORCE_COLOR;
+  const env = serverEnv({});
   const node = [process.execPath, RUNNER, callsFile, results];
   return pty
     ? {
@@ -125,6 +123,17 @@ export function asRun(o: BatchOut): { code: number; stdout: string; stderr: stri
   return { code: o.rc, stdout: utf8(o.out), stderr: utf8(o.err) };
 }
 
+/**
+ * The environment of a CLI batch or server (cliBatch, cliServer, cli-sync.ts's syncCli): this process's, less the runner's own
+ * colour settings, which are not the calls'; then what the caller sets (NO_COLOR included).
+ */
+export function serverEnv(extraEnv: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  return Object.assign(env, extraEnv);
+}
+
 export interface CliServer {
   /** Runs `call` after every call asked before it; resolves with its answer. */
   run(call: BatchCall): Promise<BatchOut>;
@@ -137,12 +146,7 @@ export interface CliServer {
  * after the file's tests.
  */
 export function cliServer(extraEnv: Record<string, string> = {}): CliServer {
-  // The runner's own colour settings are not the calls'; what `extraEnv` sets is (NO_COLOR included).
-  const env = { ...process.env };
-  delete env.NO_COLOR;
-  delete env.FORCE_COLOR;
-  Object.assign(env, extraEnv);
-  const child = fork(SERVE, [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], env });
+  const child = fork(SERVE, [], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], env: serverEnv(extraEnv) });
   child.stdin!.end(); // a call without input reads an ended stdin, as a started process given none would
   child.stdout!.resume();
   let errors = '';

@@ -2,11 +2,11 @@
  * The built CLI (dist/cli/main.js) as a child process run in one directory with colour off, as the tests
  * that drive it like a person would use it: `run` resolves to the exit code, stdout and stderr (it never
  * rejects), `feed` the same with `input` on its stdin and `env` over the environment, `ok` also expects exit
- * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL
- * file and appends them with `append --jsonl`. With `inProcess`, the calls that set no environment of their own
- * (beyond `env`) run in one process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per
- * call, stdio captured as from pipes): for files that check what verbs print and decide, not how a process
- * starts or ends; the rest of the suite starts the CLI for real.
+ * 0, `append` writes `count` steps {input: {tag, i}} from `from` as a JSONL file and appends them with
+ * `append --jsonl`. With `inProcess`, the calls that set no environment of their own (beyond `env`) run in one
+ * process of the built CLI (test/helpers/cli-batch.ts cliServer: the built entry run afresh per call, stdio
+ * captured as from pipes): for files that check what verbs print and decide, not how a process starts or
+ * ends; the rest of the suite starts the CLI for real.
  */
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

@@ -12,7 +12,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
-import type { BatchOut } from './cli-batch.js';
+import { asRun, serverEnv, type BatchOut } from './cli-batch.js';
 
 const BRIDGE = fileURLToPath(new URL('./cli-sync-bridge.mjs', import.meta.url));
 const SERVE = fileURLToPath(new URL('./cli-serve.mjs', import.meta.url));
@@ -33,20 +33,15 @@ export interface SyncRun {
 }
 
 /**
- * One server per file: `env` goes over process.env for every call (a key set to undefined is removed).
- * Made at a file's top level, where its afterAll stops the server when the file's tests end.
+ * One server per file, its environment as cliServer's (`env` over process.env for every call). Made at a
+ * file's top level, where its afterAll stops the server when the file's tests end.
  */
-export function syncCli(
-  env: Record<string, string | undefined> = {},
-  timeoutMs = 120_000,
-): (call: SyncCall) => SyncRun {
-  const serverEnv: Record<string, string | undefined> = { ...process.env, ...env };
-  for (const [key, value] of Object.entries(env)) if (value === undefined) delete serverEnv[key];
+export function syncCli(env: Record<string, string> = {}, timeoutMs = 120_000): (call: SyncCall) => SyncRun {
   const signal = new SharedArrayBuffer(4);
   const woken = new Int32Array(signal);
   const { port1, port2 } = new MessageChannel();
   const worker = new Worker(BRIDGE, {
-    workerData: { port: port2, signal, env: serverEnv, serve: SERVE },
+    workerData: { port: port2, signal, env: serverEnv(env), serve: SERVE },
     transferList: [port2],
   });
   worker.unref();
@@ -73,7 +68,7 @@ export function syncCli(
       broken = answer?.ended ?? `stepchain ${call.args.join(' ')}: woken without an answer`;
       throw new Error(broken);
     }
-    const utf8 = (s: string): string => Buffer.from(s, 'latin1').toString('utf8');
-    return { status: answer.result.rc, stdout: utf8(answer.result.out), stderr: utf8(answer.result.err) };
+    const { code, stdout, stderr } = asRun(answer.result);
+    return { status: code, stdout, stderr };
   };
 }
