@@ -48,6 +48,10 @@ const OUT = join(
 );
 const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : null;
 if (BASELINE !== null) process.env.STEPCHAIN_BENCH_BASELINE = BASELINE; // the worker processes inherit it
+// `--warm N` (the many-writer section only; default 40): appends per appender each writer process makes on the
+// run's journal before the clock starts, so that the 4 s measure writers in their steady state. Without it a
+// process's first appends (its code compiled, its pool filled) were a large share of a 16-process run on 2 cores.
+const WARM = process.argv.includes('--warm') ? Number(process.argv[process.argv.indexOf('--warm') + 1]) : 40;
 const CFG = QUICK
   ? { runMs: 1500, reps: 1, writers: [1, 4, 16], conc: [1, 8], serialMs: 1500, verifyN: 10_000, verifyReps: 2 }
   : { runMs: 4000, reps: 3, writers: [1, 4, 16], conc: [1, 8], serialMs: 4000, verifyN: 100_000, verifyReps: 3 };
@@ -429,15 +433,19 @@ async function manyWriters(kind, writers, conc, serial) {
   const id = `many${serial}`;
   const setup = new PostgresStore({ connectionString: msg.url, schema });
   await (await setup.create(id)).close();
+  process.env.STEPCHAIN_BENCH_WARM = String(WARM); // the worker processes inherit it
   const results = await runWorkers(
     'pg-append-proc.mjs',
     (p) => [kind, schema, id, String(conc), String(CFG.runMs), String(p * 1_000_000)],
     writers,
   );
+  delete process.env.STEPCHAIN_BENCH_WARM;
   const done = results.reduce((a, x) => a + x.done, 0);
   const ms = Math.max(...results.map((x) => x.ms));
+  const warmed = results.reduce((a, x) => a + (x.warmed ?? 0), 0);
   const check = await (await setup.open(id, { readOnly: true })).verify();
-  if (!check.ok || check.steps !== done) throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
+  if (!check.ok || check.steps !== done + warmed)
+    throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
   await setup.close();
   const cpuMs = results.reduce((a, x) => a + (x.cpuMs ?? 0), 0);
   return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies), cpuUs: (cpuMs * 1000) / done };
@@ -510,7 +518,7 @@ function writeIntakeSection() {
   const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' / ');
   const L = ['', HEAD, ''];
   L.push(
-    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}${BASELINE === null ? '' : ' --baseline ' + BASELINE}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path (and, with --baseline, the baseline build's intake) in adjacent runs, rotating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
+    `Written by \`node bench/postgres.mjs --only intake${QUICK ? ' --quick' : ''}${BASELINE === null ? '' : ' --baseline ' + BASELINE}${WARM === 40 ? '' : ' --warm ' + WARM}\` on ${new Date().toISOString()}: 16 writer processes, each its own store (2 connections), ${WARM} appends per appender to warm each process before the clock (not counted in the rate, counted in the journal's check) and ${CFG.runMs / 1000} s of appending per run, ${CFG.reps} run(s) per row; the intake and the old path (and, with --baseline, the baseline build's intake) in adjacent runs, rotating which goes first. Every run's journal is verified and its step count checked against the appends counted. fsync on, synchronous_commit ${server.sc}; the server, the 16 writers and the harness on one ${cpus().length}-core machine. Load average (1/5/15 min) at start ${fmtLoad(intakeLoad.start)}, at end ${fmtLoad(intakeLoad.end)}: other work on the machine, so the ratio of adjacent runs is the figure to read, not the absolute rates.`,
   );
   L.push('');
   L.push(

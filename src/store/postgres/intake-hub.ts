@@ -27,6 +27,8 @@ export class IntakeHub {
   private listener: Promise<DbListener | null> | null = null;
   private readonly watches = new Set<Watch>();
   private closed = false;
+  /** Whether the LISTEN connection is up and listening: sequencers' NOTIFYs reach this process's waiters. */
+  hearing = false;
 
   constructor(
     private readonly pool: DbPool,
@@ -81,6 +83,7 @@ export class IntakeHub {
       const pg = await loadDriver();
       const c = new pg.Client({ connectionTimeoutMillis: 10_000, ...this.config, keepAlive: true });
       const lost = (): void => {
+        this.hearing = false;
         if (this.listener === started) this.listener = null; // the next append listens again
         c.end().catch(() => {});
       };
@@ -93,7 +96,7 @@ export class IntakeHub {
       if (this.closed) {
         c.ref();
         await c.end();
-      }
+      } else this.hearing = true;
       return c;
     })().catch(() => {
       if (this.listener === started) this.listener = null;
@@ -146,6 +149,7 @@ export class IntakeHub {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.hearing = false;
     const taken = this.taken.splice(0);
     if (taken.length > 0)
       await this.pool.query(`DELETE FROM ${this.table} WHERE id = ANY($1::bigint[])`, [taken]).catch(() => {});

@@ -27,8 +27,16 @@ export { IntakeHub } from './intake-hub.js';
 
 /** Rows one sequencing transaction takes at most (each row is one append call). */
 const MAX_ROWS = 1024;
-/** How long a waiter waits for a NOTIFY before it looks (and tries the lock) anyway. */
+/**
+ * How long a waiter waits for a NOTIFY before it looks for its outcomes and tries the lock anyway: POLL_MS
+ * where it hears no NOTIFY (a caller's pool, a LISTEN connection lost), NOTIFY_WAIT_MS where it does. A
+ * NOTIFY comes with every sequencer's COMMIT, so the longer wait is paid only where the lock's holder sends
+ * none: a writer of the direct path (§6), a sequencer killed, one of another version. Polling every 25 ms
+ * while NOTIFYs were heard cost 16 writers on 2 cores more CPU than the chaining did once a sequencer's
+ * transaction took longer than the poll (bench/RESULTS.md, "The intake's waiters").
+ */
 const POLL_MS = 25;
+const NOTIFY_WAIT_MS = 100;
 /** Marked rows nobody took and pending rows of writers gone are deleted this long after they expired. */
 const SWEEP_AFTER = "interval '10 minutes'";
 /**
@@ -152,15 +160,30 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
   const pending = new Set(ids);
   // Watched from before the first try at the lock to the end, so that no NOTIFY goes unheard.
   const w = j.hub.watch(j.key, pending);
+  // When to try the lock: at once, and then after each wait that no NOTIFY ended. A NOTIFY that names none of
+  // these rows says a sequencer is at work and has just let the lock go; the writers whose rows it named append
+  // again at once, and the first of them to get the lock chains these rows too. Every waiter trying the lock
+  // at that moment (15 of 16 writers, one of whom gets it) cost the writers more CPU than the chaining. So after
+  // such a NOTIFY a waiter waits for the next one, and tries the lock only once a whole wait has passed since
+  // its last try: whoever sequences next, and whatever it can chain (another version's sequencer leaves these
+  // rows pending), this writer tries the lock at least that often.
+  let lastTry = 0;
+  let skipTry = false;
   try {
     for (;;) {
       w.notified = w.covered = false;
-      let got = await lead(j, mine, pending);
+      let got: Map<number, GroupOutcome> | null = null;
+      if (!skipTry) {
+        lastTry = Date.now();
+        got = await lead(j, mine, pending);
+      }
       if (got === null) {
-        await j.hub.wait(w, Math.max(1, Math.min(POLL_MS, deadline - Date.now())));
+        const waitMs = j.hub.hearing ? NOTIFY_WAIT_MS : POLL_MS;
+        await j.hub.wait(w, Math.max(1, Math.min(lastTry + waitMs, deadline) - Date.now()));
         if (!w.notified && !(await exists(j))) throw j.gone();
         // A NOTIFY that names none of these rows chained others': no need to look for outcomes.
         if (!w.notified || w.covered) got = await takeOutcomes(j, mine, pending, false);
+        skipTry = w.notified && !w.covered && Date.now() - lastTry < waitMs;
       } else if (got.size < pending.size) {
         // Rows this sequencer did not find pending were chained by another, whose NOTIFY may have come first.
         const more = await takeOutcomes(j, mine, new Set([...pending].filter((id) => !got!.has(id))), false);
