@@ -108,6 +108,37 @@ describe('group commit across processes: the intake (spec/POSTGRES.md §6.6)', (
     expect(retried.map((r) => r.seq)).toEqual([0, 199, 399]);
     expect(await j.head()).toMatchObject({ seq: 399 });
   }, 180_000);
+
+  // Outsider 10: direct-path writers queue for the head row (FOR UPDATE) and keep it taken; an intake writer's
+  // tries without queueing (SKIP LOCKED) found it taken almost every time, and beside three of them its appends
+  // took seconds each, then failed LOCK_TIMEOUT at 4 s. After a wait that no NOTIFY ended, its try now queues
+  // as theirs do (§6.6 step 3), so each append waits its turn among them.
+  test('an intake writer beside three direct-path writers that keep the head row taken: every append resolves within its 6 s contention timeout', async () => {
+    const s = store();
+    await s.create('busy');
+    const direct = Array.from({ length: 3 }, (_, p) =>
+      runChild('pg-appender.mjs', [s.tables.schema, 'busy', `d${p}`, '1000000', 'old', '1']),
+    );
+    try {
+      const j = await s.open('busy', { readOnly: true });
+      // The direct writers are at it before the intake writer starts.
+      for (let waited = 0; ((await j.head())?.seq ?? -1) < 30; waited += 20) {
+        if (waited > 60_000) throw new Error(`the direct writers did not start: ${direct[0]!.stderr()}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await runToEnd('pg-appender.mjs', [s.tables.schema, 'busy', 'intake', '15', 'intake', '1', '6000']);
+    } finally {
+      for (const d of direct) d.proc.kill('SIGKILL');
+      await Promise.all(direct.map((d) => d.exited));
+    }
+    const report = await (await s.open('busy', { readOnly: true })).verify();
+    expect(report.problems).toEqual([]);
+    const ids = (await steps(s, 'busy')).map((r) => r.step_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((id) => id!.startsWith('intake-')).sort()).toEqual(
+      Array.from({ length: 15 }, (_, i) => `intake-${i}`).sort(),
+    );
+  }, 120_000);
 });
 
 describe('a writer killed', () => {

@@ -17,6 +17,7 @@ import { isConnectionLoss, translate } from './errors.js';
 import { IntakeHub } from './intake-hub.js';
 import { newStepId } from '../../record/fields.js';
 import { confirmOutcomes } from './intake-confirm.js';
+import { LockTries } from './intake-tries.js';
 import { CHAINABLE_PREDICATE, decodeGroup, decodeOutcome, encodeGroup, encodeOutcome } from './intake-rows.js';
 import { MAX_LINE_BYTES } from '../../canonical/limits.js';
 import type { Tables } from './schema.js';
@@ -27,16 +28,6 @@ export { IntakeHub } from './intake-hub.js';
 
 /** Rows one sequencing transaction takes at most (each row is one append call). */
 const MAX_ROWS = 1024;
-/**
- * How long a waiter waits for a NOTIFY before it looks for its outcomes and tries the lock anyway: POLL_MS
- * where it hears no NOTIFY (a caller's pool, a LISTEN connection lost), NOTIFY_WAIT_MS where it does. A
- * NOTIFY comes with every sequencer's COMMIT, so the longer wait is paid only where the lock's holder sends
- * none: a writer of the direct path (§6), a sequencer killed, one of another version. Polling every 25 ms
- * while NOTIFYs were heard cost 16 writers on 2 cores more CPU than the chaining did once a sequencer's
- * transaction took longer than the poll (bench/RESULTS.md, "The intake's waiters").
- */
-const POLL_MS = 25;
-const NOTIFY_WAIT_MS = 100;
 /** Marked rows nobody took and pending rows of writers gone are deleted this long after they expired. */
 const SWEEP_AFTER = "interval '10 minutes'";
 /**
@@ -160,30 +151,17 @@ export async function commitThroughIntake(j: IntakeJournal, groups: readonly Gro
   const pending = new Set(ids);
   // Watched from before the first try at the lock to the end, so that no NOTIFY goes unheard.
   const w = j.hub.watch(j.key, pending);
-  // When to try the lock: at once, and then after each wait that no NOTIFY ended. A NOTIFY that names none of
-  // these rows says a sequencer is at work and has just let the lock go; the writers whose rows it named append
-  // again at once, and the first of them to get the lock chains these rows too. Every waiter trying the lock
-  // at that moment (15 of 16 writers, one of whom gets it) cost the writers more CPU than the chaining. So after
-  // such a NOTIFY a waiter waits for the next one, and tries the lock only once a whole wait has passed since
-  // its last try: whoever sequences next, and whatever it can chain (another version's sequencer leaves these
-  // rows pending), this writer tries the lock at least that often.
-  let lastTry = 0;
-  let skipTry = false;
+  const tries = new LockTries(() => j.hub.hearing);
   try {
     for (;;) {
       w.notified = w.covered = false;
-      let got: Map<number, GroupOutcome> | null = null;
-      if (!skipTry) {
-        lastTry = Date.now();
-        got = await lead(j, mine, pending);
-      }
+      let got = tries.due() ? await lead(j, mine, pending, tries.queueing(deadline)) : null;
       if (got === null) {
-        const waitMs = j.hub.hearing ? NOTIFY_WAIT_MS : POLL_MS;
-        await j.hub.wait(w, Math.max(1, Math.min(lastTry + waitMs, deadline) - Date.now()));
+        await j.hub.wait(w, Math.max(1, Math.min(tries.nextAt(), deadline) - Date.now()));
         if (!w.notified && !(await exists(j))) throw j.gone();
         // A NOTIFY that names none of these rows chained others': no need to look for outcomes.
         if (!w.notified || w.covered) got = await takeOutcomes(j, mine, pending, false);
-        skipTry = w.notified && !w.covered && Date.now() - lastTry < waitMs;
+        tries.waited(w);
       } else if (got.size < pending.size) {
         // Rows this sequencer did not find pending were chained by another, whose NOTIFY may have come first.
         const more = await takeOutcomes(j, mine, new Set([...pending].filter((id) => !got!.has(id))), false);
@@ -305,19 +283,25 @@ async function takeOutcomes(
 
 /**
  * One try at being the sequencer: null when another holds the head row. Otherwise chains every pending row
- * of the journal in one transaction and returns the outcomes of `pending` among them.
+ * of the journal in one transaction and returns the outcomes of `pending` among them. With `queueUntil`, the
+ * try queues for the lock as a direct-path writer does, until that time at most (then LOCK_TIMEOUT).
  */
 async function lead(
   j: IntakeJournal,
   mine: ReadonlyMap<number, Group>,
   pending: ReadonlySet<number>,
+  queueUntil: number | null,
 ): Promise<Map<number, GroupOutcome> | null> {
   const client = await j.pool.connect();
   try {
-    const head = await beginAndLockHead(client, j.tables, j.key, j.lockTimeoutMs, j.idleTimeoutMs, true);
+    const head =
+      queueUntil === null
+        ? await beginAndLockHead(client, j.tables, j.key, j.lockTimeoutMs, j.idleTimeoutMs, true)
+        : await beginAndLockHead(client, j.tables, j.key, Math.max(1, queueUntil - Date.now()), j.idleTimeoutMs);
     if (head === null) {
       await client.query('ROLLBACK');
       client.release();
+      if (queueUntil !== null) throw j.gone(); // no head row to wait for: the journal was removed
       return null;
     }
     const rows = await client.query<{ id: string; payload: string | null }>(
