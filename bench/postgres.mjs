@@ -445,7 +445,9 @@ async function manyWriters(kind, writers, conc, serial) {
   const warmed = results.reduce((a, x) => a + (x.warmed ?? 0), 0);
   const check = await (await setup.open(id, { readOnly: true })).verify();
   if (!check.ok || check.steps !== done + warmed)
-    throw new Error(`${kind} ${id}: ${check.steps} steps (expected ${done})`);
+    throw new Error(
+      `${kind} ${id}: ${check.steps} steps (expected ${done + warmed}: ${warmed} to warm, ${done} timed)`,
+    );
   await setup.close();
   const cpuMs = results.reduce((a, x) => a + (x.cpuMs ?? 0), 0);
   return { rate: (done * 1000) / ms, latencies: results.flatMap((x) => x.latencies), cpuUs: (cpuMs * 1000) / done };
