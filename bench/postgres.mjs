@@ -42,9 +42,11 @@ const OUT = join(
       ? 'RESULTS-postgres-tree.md'
       : ONLY === 'serialize'
         ? 'RESULTS-postgres-serialize.md'
-        : QUICK
-          ? 'RESULTS-postgres-quick.md'
-          : 'RESULTS-postgres.md',
+        : ONLY === 'floor'
+          ? 'RESULTS-postgres.md'
+          : QUICK
+            ? 'RESULTS-postgres-quick.md'
+            : 'RESULTS-postgres.md',
 );
 const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : null;
 if (BASELINE !== null) process.env.STEPCHAIN_BENCH_BASELINE = BASELINE; // the worker processes inherit it
@@ -94,6 +96,7 @@ try {
   }
   if (ONLY === 'serialize') await serializationFigures();
   else if (ONLY === 'intake') await intakeFigures();
+  else if (ONLY === 'floor') await floorFigures();
   else await treeFigures();
 } finally {
   await admin.end();
@@ -101,6 +104,7 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 if (ONLY === 'intake') writeIntakeSection();
+else if (ONLY === 'floor') writeFloorSection();
 else writeResults();
 
 // ------------------------------------------------------------------ appends from many processes
@@ -622,4 +626,91 @@ function writeResults() {
   );
   writeFileSync(OUT, L.join('\n') + '\n');
   log(`wrote ${OUT}`);
+}
+
+// ------------------------------------------------------------------ the floor under many writer processes
+// Assigned by floorFigures (module-level code below the top-level awaits runs after them).
+var floorRows, floorLoad;
+
+function floorWhat() {
+  return {
+    select: 'floor: one round trip per waiting batch, nothing written (SELECT)',
+    'insert-async': 'floor: one INSERT per waiting batch, synchronous_commit off (not durable, not chained)',
+    insert: 'floor: one INSERT per waiting batch, durable (synchronous_commit on), not chained',
+    postgres: 'the store through the intake (§6.6): durable and chained',
+  };
+}
+
+/** One run of 16 raw-SQL floor processes × `conc` appenders; appends/s and the writers' CPU per append. */
+async function floorRun(what, conc, serial) {
+  const table = `bench_floor_${serial}`;
+  await admin.query(
+    `CREATE TABLE ${table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL)`,
+  );
+  const results = await runWorkers('pg-floor-proc.mjs', () => [what, table, String(conc), String(CFG.runMs)], 16);
+  await admin.query(`DROP TABLE ${table}`);
+  const done = results.reduce((a, x) => a + x.done, 0);
+  const ms = Math.max(...results.map((x) => x.ms));
+  return { rate: (done * 1000) / ms, cpuUs: (results.reduce((a, x) => a + x.cpuMs, 0) * 1000) / done };
+}
+
+async function floorFigures() {
+  const KINDS = Object.keys(floorWhat());
+  floorRows = [];
+  const load0 = loadavg();
+  let serial = 0;
+  for (const conc of [1, 8]) {
+    const runs = Object.fromEntries(KINDS.map((k) => [k, []]));
+    const cpu = Object.fromEntries(KINDS.map((k) => [k, []]));
+    for (let r = 0; r < CFG.reps; r++) {
+      // Adjacent runs, rotating which goes first, so a change of load hits every kind alike.
+      for (const kind of KINDS.map((_, i) => KINDS[(i + r) % KINDS.length])) {
+        const x =
+          kind === 'postgres' ? await manyWriters(kind, 16, conc, serial++) : await floorRun(kind, conc, serial++);
+        runs[kind].push(x.rate);
+        cpu[kind].push(x.cpuUs);
+        log(`floor ${kind} 16×${conc}: ${fmtRate(x.rate)}/s, writers' CPU ${x.cpuUs.toFixed(0)} µs/append`);
+      }
+    }
+    const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    for (const kind of KINDS)
+      floorRows.push({
+        figure: `16 processes × ${conc} awaiting appender${conc === 1 ? '' : 's'}, ${floorWhat()[kind]}`,
+        ...summary(runs[kind]),
+        cpuUs: med(cpu[kind]),
+      });
+  }
+  floorLoad = { start: load0, end: loadavg() };
+}
+
+/** Replaces (or adds) the floor's section of RESULTS-postgres.md, before the intake's; the rest is left as it is. */
+function writeFloorSection() {
+  const HEAD = '## The floor under many writer processes (issue 45)';
+  const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(' / ');
+  const L = [HEAD, ''];
+  L.push(
+    `Written by \`node bench/postgres.mjs --only floor${QUICK ? ' --quick' : ''}\` on ${new Date().toISOString()}: 16 writer processes on one ${cpus().length}-core machine with the server and the harness, ${CFG.runMs / 1000} s per run, ${CFG.reps} run(s) per row, the kinds in adjacent runs rotating which goes first. The *floor* rows are raw SQL on one connection per process (bench/workers/pg-floor-proc.mjs), nothing of stepchain and nothing chained: each process's appenders queue, and each round trip carries every append waiting in that process, so a row is the most any design can reach that sends at least one statement per batch of a process's waiting appends — the least a writer that learns its append's fate from the server must do. Load average (1/5/15 min) at start ${fmtLoad(floorLoad.start)}, at end ${fmtLoad(floorLoad.end)}.`,
+  );
+  L.push('');
+  L.push(
+    "| Figure | Median | Spread (min–max) | Runs | Writers' CPU per append (median) |",
+    '|---|---:|---:|---:|---:|',
+  );
+  for (const r of floorRows)
+    L.push(
+      `| ${r.figure} | ${fmtRate(r.median)} appends/s | ${fmtRate(r.min)}–${fmtRate(r.max)} | ${r.runs} | ${r.cpuUs.toFixed(0)} µs |`,
+    );
+  L.push('');
+  const old = readFileSync(OUT, 'utf8');
+  const at = old.indexOf(HEAD);
+  let out;
+  if (at >= 0) {
+    const next = old.indexOf('\n## ', at + 3);
+    out = old.slice(0, at) + L.join('\n') + (next >= 0 ? old.slice(next + 1) : '');
+  } else {
+    const intake = old.indexOf('## Many writer processes: the intake');
+    out = intake >= 0 ? old.slice(0, intake) + L.join('\n') + '\n' + old.slice(intake) : old + '\n' + L.join('\n');
+  }
+  writeFileSync(OUT, out);
+  log(`wrote the floor section of ${OUT}`);
 }

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 /** @typedef {{ name: string, command: string, args: string[] }} Job */
 
 /** Runs one job to its end; never rejects (a spawn error is a failure with its message as output). */
-function run({ name, command, args }) {
+export function runJob({ name, command, args }) {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -21,12 +21,15 @@ function run({ name, command, args }) {
   });
 }
 
+/** Prints what runJob resolved to: the job's name, status and time, then its output. */
+export function printJob({ name, code, text, seconds }) {
+  process.stdout.write(`${name}: ${code === 0 ? 'ok' : `failed (exit ${code})`} (${seconds.toFixed(1)} s)\n`);
+  if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
 /** Runs `jobs` side by side and prints each one's output when all have ended; true when all exited 0. */
 export async function sideBySide(jobs) {
-  const results = await Promise.all(jobs.map(run));
-  for (const { name, code, text, seconds } of results) {
-    process.stdout.write(`${name}: ${code === 0 ? 'ok' : `failed (exit ${code})`} (${seconds.toFixed(1)} s)\n`);
-    if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-  }
+  const results = await Promise.all(jobs.map(runJob));
+  for (const result of results) printJob(result);
   return results.every((r) => r.code === 0);
 }

@@ -5,12 +5,14 @@
  * run: it must exit 0 (test/docs/typecheck.test.ts type-checks them).
  * The convention is in CONTRIBUTING.md; `npm run docs:update` rewrites console output after a deliberate change.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
   blockKind, documentedFiles, makeCodeDir, makeWorkdir, normalize, parseBlocks, parseConsole, rewriteConsoleOutput, runCommand,
-  runDocument, type ConsoleResult,
+  ROOT, runDocument, type ConsoleResult,
 } from '../../scripts/docs/blocks.mjs';
+import { PYTHON_ENV_TIMEOUT_MS, pythonInterpreter } from '../helpers/python-env.js';
 
 const codeDir = makeCodeDir();
 afterAll(() => rmSync(codeDir, { recursive: true, force: true }));
@@ -84,9 +86,18 @@ describe('npm run docs:update (rewriteConsoleOutput)', () => {
   });
 });
 
+/** Whether a document's console blocks run `python` (docs/otel.md's agent): the test environment's, made first. */
+function runsPython(file: string): boolean {
+  return parseBlocks(readFileSync(join(ROOT, file), 'utf8')).some(
+    (b) => blockKind(b) === 'console' && parseConsole(b).some((s) => /(^|[\s;&|])python3?\s/.test(s.command)),
+  );
+}
+
 // Files share nothing, so they run side by side (each in its own directory); blocks within a file in order.
 describe.each(documentedFiles())('%s', (file) => {
+  const python = runsPython(file);
   test.concurrent('every console block prints what it shows, and every ts/js block runs', async () => {
+    if (python) await pythonInterpreter();
     const { dir, results } = await runDocument(file, { codeDir, env: pgEnv });
     try {
       const failures: string[] = [];
@@ -107,6 +118,7 @@ describe.each(documentedFiles())('%s', (file) => {
       rmSync(dir, { recursive: true, force: true });
     }
     // A whole document's blocks, dozens of CLI processes run side by side with the other documents': on a loaded
-    // 2-core machine (a fresh clone's npm test beside other jobs) the longest took over the suite's 60 s.
-  }, 240_000);
+    // 2-core machine (a fresh clone's npm test beside other jobs) the longest took over the suite's 60 s. One that
+    // runs Python may first wait for the Python environment's install, which npm test runs beside vitest.
+  }, 240_000 + (python ? PYTHON_ENV_TIMEOUT_MS : 0));
 });

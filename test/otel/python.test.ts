@@ -5,8 +5,8 @@
  * opentelemetry-exporter-otlp-proto-http to `stepchain collect` (the built CLI, a process of its own, into a
  * SQLite store), with no stepchain code in the agent. SIGTERM writes what was accepted and exits 0.
  *
- * The interpreter: $STEPCHAIN_PYTHON, else <repo>/.venv/bin/python. Missing, the tests fail and say how to
- * make it (they are not skipped).
+ * The interpreter: $STEPCHAIN_PYTHON, else <repo>/.venv/bin/python, made by scripts/python-env.mjs first
+ * (test/helpers/python-env.ts). When it cannot be made, the tests fail and say why (they are not skipped).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -14,11 +14,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openStore, type OpenedStore } from '../../src/index.js';
+import { PYTHON_ENV_TIMEOUT_MS, pythonInterpreter } from '../helpers/python-env.js';
 import { recordsOf, tempStore } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'dist/cli/main.js');
-const PYTHON = process.env.STEPCHAIN_PYTHON ?? join(ROOT, '.venv/bin/python');
 const EMITTERS = join(ROOT, 'test/otel/emitters');
 
 let collector: ChildProcess;
@@ -27,10 +27,13 @@ let stderr = '';
 let exit: Promise<number | null>;
 let location = '';
 
+let python = '';
+
 beforeAll(async () => {
-  if (!existsSync(PYTHON)) {
+  python = await pythonInterpreter();
+  if (!existsSync(python)) {
     throw new Error(
-      `no Python interpreter at ${PYTHON}: make it with \`python3 -m venv .venv && .venv/bin/pip install -r test/otel/requirements.txt\` (or set STEPCHAIN_PYTHON)`,
+      `no Python interpreter at ${python}: STEPCHAIN_PYTHON names none, or .venv is broken (remove it; npm test makes it again)`,
     );
   }
   location = `sqlite:${join(tempStore().dir, 'runs.db')}`;
@@ -46,7 +49,7 @@ beforeAll(async () => {
     });
     collector.once('exit', () => reject(new Error(`stepchain collect exited: ${stderr}`)));
   });
-}, 60_000);
+}, PYTHON_ENV_TIMEOUT_MS + 60_000);
 
 afterAll(() => {
   if (collector.exitCode === null) collector.kill('SIGKILL');
@@ -54,7 +57,7 @@ afterAll(() => {
 
 /** Runs an emitter to its end; both run side by side (each spends most of its time importing). */
 async function emit(script: string): Promise<string> {
-  const child = spawn(PYTHON, [join(EMITTERS, script)], {
+  const child = spawn(python, [join(EMITTERS, script)], {
     env: {
       ...process.env,
       OTEL_EXPORTER_OTLP_ENDPOINT: url,
