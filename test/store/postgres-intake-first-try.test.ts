@@ -1,0 +1,79 @@
+/**
+ * The intake's first try at the lock rides on the insert (spec/POSTGRES.md §6.6 step 1): the statement that
+ * inserts a writer's rows also selects the head row FOR UPDATE SKIP LOCKED, and when another transaction
+ * holds it, the writer goes to wait without beginning a transaction of its own to find the lock taken and
+ * roll it back. Counted on the statements the store sends through a pool of the test's.
+ */
+import pg from 'pg';
+import { afterAll, describe, expect, test } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/index.js';
+import { postgresHarness } from '../helpers/postgres.js';
+
+const pgHarness = await postgresHarness('pgfirsttry', 4);
+
+/** A pool whose every statement is written down, first words only. */
+function countingPool(): { pool: pg.Pool; sent: string[] } {
+  const sent: string[] = [];
+  const pool = new pg.Pool({ connectionString: pgHarness.url, max: 3 });
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+      sent.push(text.trim().split(/\s+/).slice(0, 2).join(' '));
+      return query(...args);
+    };
+  });
+  return { pool, sent };
+}
+
+const pools: pg.Pool[] = [];
+afterAll(async () => {
+  for (const p of pools) await p.end();
+});
+
+describe('the intake’s first try at the lock', () => {
+  test('an append that finds the head row taken begins and rolls back no transaction to learn it, and resolves once the holder lets go', async () => {
+    const schema = pgHarness.schemaName();
+    const { pool, sent } = countingPool();
+    pools.push(pool);
+    const store = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
+    const journal = await store.create('j');
+    await journal.append({ input: { n: 0 } }); // the intake table made, the pool's connections open
+
+    await pgHarness.admin.query('BEGIN');
+    await pgHarness.admin.query(`SELECT 1 FROM ${schema}.journals FOR UPDATE`);
+    sent.length = 0;
+    let resolved = false;
+    const appended = journal.append({ input: { n: 1 } }).then((r) => {
+      resolved = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(resolved).toBe(false);
+    await pgHarness.admin.query('COMMIT');
+    const result = await appended;
+
+    expect(result.seq).toBe(1);
+    // One transaction: the try that queued for the lock once a wait had passed (§6.6 step 3), which sequenced.
+    expect(sent.filter((s) => s.startsWith('BEGIN'))).toHaveLength(1);
+    expect(sent).not.toContain('ROLLBACK');
+    expect(sent.filter((s) => s === 'COMMIT')).toHaveLength(1);
+    const check = await journal.verify();
+    expect(check.ok).toBe(true);
+    expect(check.steps).toBe(2);
+  });
+
+  test('an append that finds the head row free sequences at once: one transaction, committed', async () => {
+    const schema = pgHarness.schemaName();
+    const { pool, sent } = countingPool();
+    pools.push(pool);
+    const store = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
+    const journal = await store.create('j');
+    await journal.append({ input: { n: 0 } });
+    sent.length = 0;
+    expect((await journal.append({ input: { n: 1 } })).seq).toBe(1);
+    expect(sent.filter((s) => s.startsWith('BEGIN'))).toHaveLength(1);
+    expect(sent).not.toContain('ROLLBACK');
+    expect(sent.filter((s) => s === 'COMMIT')).toHaveLength(1);
+  });
+});
