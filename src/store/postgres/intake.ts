@@ -228,9 +228,13 @@ async function insertRows(j: IntakeJournal, payloads: string[]): Promise<{ ids: 
   // commit): when it is not, a sequencer holds it, and the writer's first try (§6.6 step 2) has failed without
   // the two round trips of a transaction begun and rolled back; at 16 writers × 1 append that was 0.9 of the
   // 4.3 round trips of every append (bench/RESULTS.md, "The intake's first try").
+  // So nothing in it may wait while it holds the head row: the taken rows are deleted only where no one else
+  // has them locked (SKIP LOCKED). One that waited for a row locked by a role that can write the intake held
+  // the journal from every writer, direct-path ones too, for as long as that role kept its lock (outsider 11);
+  // a row skipped is a marked row nobody took, and the sweep deletes it.
   const taken = j.hub.taken.splice(0);
   const r = await j.pool.query<{ id: string; free: boolean }>(
-    `WITH taken AS (DELETE FROM ${j.hub.table} WHERE id = ANY($4::bigint[])),
+    `WITH taken AS (DELETE FROM ${j.hub.table} WHERE id IN (SELECT id FROM ${j.hub.table} WHERE id = ANY($4::bigint[]) FOR UPDATE SKIP LOCKED)),
      added AS (INSERT INTO ${j.hub.table} (journal, expires_at, payload)
        SELECT $1, clock_timestamp() + $2 * interval '1 millisecond', p FROM unnest($3::text[]) WITH ORDINALITY AS u(p, n)
        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL ORDER BY n RETURNING id),
