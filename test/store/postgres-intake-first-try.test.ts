@@ -2,8 +2,11 @@
  * The intake's first try at the lock rides on the insert (spec/POSTGRES.md §6.6 step 1): the statement that
  * inserts a writer's rows also selects the head row FOR UPDATE SKIP LOCKED, and when another transaction
  * holds it, the writer goes to wait without beginning a transaction of its own to find the lock taken and
- * roll it back. Counted on the statements the store sends through a pool of the test's.
+ * roll it back. Counted on the statements the store sends through a pool of the test's. And a sequencer's NOTIFY
+ * calls the writer of the least row it left pending (§6.6 steps 2 and 3), so that a row that reached the intake
+ * after the sequencer's selection does not wait out a whole wait when no other writer appends again.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/index.js';
@@ -75,5 +78,69 @@ describe('the intake’s first try at the lock', () => {
     expect(sent.filter((s) => s.startsWith('BEGIN'))).toHaveLength(1);
     expect(sent).not.toContain('ROLLBACK');
     expect(sent.filter((s) => s === 'COMMIT')).toHaveLength(1);
+  });
+});
+
+describe('the sequencer’s call', () => {
+  test('a row that reaches the intake while a sequencer holds the lock is named as the least left pending in its NOTIFY, and its writer resolves', async () => {
+    const schema = pgHarness.schemaName();
+    // The sequencer's pool holds its marking statement until the other writer's row is in the intake.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const atMarks = new Promise<void>((r) => (reached = r));
+    let holding = false;
+    const pool = new pg.Pool({ connectionString: pgHarness.url, max: 3 });
+    pools.push(pool);
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+        if (!holding || !text.trimStart().startsWith('WITH marked')) return query(...args);
+        holding = false;
+        reached();
+        return gate.then(() => query(...args));
+      };
+    });
+    const sequencer = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
+    const a = await sequencer.create('j');
+    await a.append({ input: { n: 0 } });
+    const other = pgHarness.track(new PostgresStore({ connectionString: pgHarness.url, schema, intake: true }));
+    const b = await other.open('j');
+    await b.head();
+
+    const listener = new pg.Client({ connectionString: pgHarness.url });
+    await listener.connect();
+    const channel = `stepchain_intake_${createHash('sha256').update(schema).digest('hex').slice(0, 16)}`;
+    const notices: string[] = [];
+    listener.on('notification', (n) => notices.push(n.payload ?? ''));
+    await listener.query(`LISTEN ${channel}`);
+    try {
+      holding = true;
+      const first = a.append({ input: { n: 1 } });
+      await atMarks;
+      const second = b.append({ input: { n: 2 } });
+      // Pending: the sequencer's own row (its marks held) and, once the other writer's insert committed, that one.
+      let late: string | undefined;
+      while (late === undefined) {
+        const r = await pgHarness.admin.query<{ id: string }>(
+          `SELECT id FROM "${schema}".intake WHERE result IS NULL ORDER BY id`,
+        );
+        late = r.rows[1]?.id;
+      }
+      release();
+      expect((await first).seq).toBe(1);
+      expect((await second).seq).toBe(2);
+      const key = (await pgHarness.admin.query<{ key: string }>(`SELECT key FROM "${schema}".journals`)).rows[0]!.key;
+      // The first NOTIFY of the two: the sequencer chained its own row and left the late one pending.
+      await expect.poll(() => notices.length).toBeGreaterThanOrEqual(2);
+      expect(notices[0]).toMatch(new RegExp(`^${key} \\d+,-${late}$`));
+      // The late row's writer, called, chained it and found nothing else pending.
+      expect(notices[1]).toMatch(new RegExp(`^${key} ${late},-0$`));
+    } finally {
+      release();
+      await listener.end();
+    }
+    expect((await a.verify()).steps).toBe(3);
   });
 });

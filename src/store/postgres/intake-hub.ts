@@ -13,7 +13,54 @@ export interface Watch {
   ids: ReadonlySet<number>;
   notified: boolean;
   covered: boolean;
+  /**
+   * A NOTIFY that named none of these rows said that no sequencer has them in hand: they are the least of the
+   * rows it left pending, or reached the intake after it looked (§6.6 step 2's mark). The writer tries at once.
+   */
+  called: boolean;
   wake: (() => void) | null;
+}
+
+/** What a sequencer's NOTIFY says: its journal, the rows it chained (null: "*", all), the least it left pending. */
+export interface Notice {
+  key: number;
+  chained: ReadonlySet<number> | null;
+  /** The least id of the rows left pending, 0 for none; null where the sequencer does not say (an older one). */
+  leftFrom: number | null;
+}
+
+/**
+ * Reads "<journal key> <id>,<id>…" (or "*" for all) — the rows the COMMIT chained — with, last, "-<id>": the
+ * least id of the rows it left pending, "-0" for none (§6.6 step 2). An older sequencer sends no "-" element,
+ * and an older waiter reads it as an id no row has.
+ */
+export function readNotice(payload: string): Notice {
+  const space = payload.indexOf(' ');
+  const key = Number(payload.slice(0, space));
+  const rest = payload.slice(space + 1);
+  if (rest === '*') return { key, chained: null, leftFrom: null };
+  const chained = new Set<number>();
+  let leftFrom: number | null = null;
+  for (const item of rest.split(','))
+    if (item.startsWith('-')) {
+      const n = Number(item.slice(1));
+      leftFrom = /^-(?:0|[1-9][0-9]*)$/.test(item) && Number.isSafeInteger(n) ? n : null;
+    } else chained.add(Number(item));
+  return { key, chained, leftFrom };
+}
+
+/**
+ * Whether a NOTIFY chained some of a waiter's rows (`covered`), or else says that no sequencer has them in hand
+ * (`called`, §6.6 step 3): rows at or below the least one left pending were not in that sequencer's selection,
+ * and with "-0" (none left) every row of the waiter reached the intake after the sequencer looked. A waiter whose
+ * rows are all above the least one leaves them to that row's writer, who is called, chains every row pending
+ * then, and names or calls the rest in its own NOTIFY.
+ */
+export function whatNoticeSays(notice: Notice, ids: ReadonlySet<number>): { covered: boolean; called: boolean } {
+  const chained = notice.chained;
+  if (chained === null || [...ids].some((id) => chained.has(id))) return { covered: true, called: false };
+  const from = notice.leftFrom;
+  return { covered: false, called: from !== null && (from === 0 || [...ids].some((id) => id <= from)) };
 }
 
 /** One per store: the intake table, made on first use, and the LISTEN connection that wakes waiters. */
@@ -105,23 +152,22 @@ export class IntakeHub {
     this.listener = started;
   }
 
-  /** A sequencer's NOTIFY: "<journal key> <id>,<id>…" (or "*" for all) — the rows its COMMIT chained. */
+  /** A sequencer's NOTIFY (readNotice): every watch of its journal is woken, and told what it says of its rows. */
   private notified(payload: string): void {
-    const space = payload.indexOf(' ');
-    const key = Number(payload.slice(0, space));
-    const rest = payload.slice(space + 1);
-    const ids = rest === '*' ? null : new Set(rest.split(',').map(Number));
+    const notice = readNotice(payload);
     for (const w of this.watches) {
-      if (w.key !== key) continue;
+      if (w.key !== notice.key) continue;
+      const { covered, called } = whatNoticeSays(notice, w.ids);
       w.notified = true;
-      if (ids === null || [...w.ids].some((id) => ids.has(id))) w.covered = true;
+      if (covered) w.covered = true;
+      else w.called = called;
       w.wake?.();
     }
   }
 
   /** Starts watching for the NOTIFY of a COMMIT that chains some of `ids`; before trying the lock, so none is missed. */
   watch(key: number, ids: ReadonlySet<number>): Watch {
-    const w: Watch = { key, ids, notified: false, covered: false, wake: null };
+    const w: Watch = { key, ids, notified: false, covered: false, called: false, wake: null };
     this.watches.add(w);
     return w;
   }

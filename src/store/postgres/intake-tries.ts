@@ -26,7 +26,10 @@ const NOTIFY_WAIT_MS = 100;
  * writer of the direct path (§6), a sequencer killed — and direct-path writers queue for the lock (FOR UPDATE)
  * while a try without queueing finds it taken whenever they keep it busy: an intake writer beside three of them
  * waited seconds, then LOCK_TIMEOUT (outsider 10). So the try after such a wait queues, as theirs do, until the
- * writer's deadline.
+ * writer's deadline. A NOTIFY that names none of the writer's rows but calls it (intake-hub.ts, whatNoticeSays:
+ * its rows are the least its sequencer left pending, or reached the intake after it looked) lets it try at once:
+ * no one else has those rows in hand, and with no other writer appending again they waited out the whole wait
+ * (two writers appending at the same moment: 4–11% of appends at 90 ms or more, outsider 11).
  */
 export class LockTries {
   private last = 0;
@@ -59,8 +62,8 @@ export class LockTries {
   }
 
   /** After a wait: what ended it decides the next try. */
-  waited(w: { notified: boolean; covered: boolean }): void {
-    this.skip = w.notified && !w.covered && Date.now() - this.last < this.waitMs;
+  waited(w: { notified: boolean; covered: boolean; called?: boolean }): void {
+    this.skip = w.notified && !w.covered && w.called !== true && Date.now() - this.last < this.waitMs;
     this.queue = !w.notified;
   }
 }
