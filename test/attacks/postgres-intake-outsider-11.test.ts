@@ -6,6 +6,7 @@
  * holding the head row, and every writer of the journal, direct-path ones too, failed LOCK_TIMEOUT until the
  * role let go; the writer itself ignored its own contention timeout. Now the delete skips rows locked by others.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import { postgresHarness } from '../helpers/postgres.js';
@@ -47,5 +48,47 @@ describe('outsider 11: a held lock on an intake row', () => {
     const check = await w.verify();
     expect(check.ok).toBe(true);
     expect(check.steps).toBe(4);
+  });
+});
+
+/**
+ * Outsider 12 on the sequencer's call (§6.6 steps 2 and 3): any role that can connect may NOTIFY the channel, so
+ * a flood of forged calls ("-0"), of "*", and of garbled payloads costs waiters tries, and nothing else: every
+ * append resolves, each once, and the chain verifies.
+ */
+describe('outsider 12: forged and garbled NOTIFYs on the intake channel', () => {
+  test('a flood of them while two writers append: every append resolves once, the chain verifies', async () => {
+    const first = h.store({ intake: true, lockTimeoutMs: 20_000 });
+    const schema = first.tables.schema;
+    const a = await first.create('j');
+    const b = await h.store({ schema, intake: true, lockTimeoutMs: 20_000 }).open('j');
+    const key = (await h.admin.query<{ key: string }>(`SELECT key FROM "${schema}".journals`)).rows[0]!.key;
+    const channel = `stepchain_intake_${createHash('sha256').update(schema).digest('hex').slice(0, 16)}`;
+    const forged = [`${key} 1,-0`, `${key} *`, `${key} 9,-x`, `${key} -1e400`, `${key} ,,,-`, `x -0`, `${key} 1,-00`];
+    const flooder = new pg.Client({ connectionString: h.url });
+    await flooder.connect();
+    let flooding = true;
+    const flood = (async () => {
+      for (let i = 0; flooding; i++)
+        await flooder.query('SELECT pg_notify($1, $2)', [channel, forged[i % forged.length]]);
+    })();
+    try {
+      const appends = await Promise.all(
+        [a, b].map(async (j, w) => {
+          const seqs: number[] = [];
+          for (let i = 0; i < 20; i++) seqs.push((await j.append(step(100 * w + i))).seq);
+          return seqs;
+        }),
+      );
+      const seqs = appends.flat().sort((x, y) => x - y);
+      expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    } finally {
+      flooding = false;
+      await flood;
+      await flooder.end();
+    }
+    const check = await a.verify();
+    expect(check.ok).toBe(true);
+    expect(check.steps).toBe(40);
   });
 });
