@@ -4,9 +4,9 @@ import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { readNotice, whatNoticeSays } from '../../src/store/postgres/intake-hub.js';
 import { LockTries } from '../../src/store/postgres/intake-tries.js';
 
-const nothing = { notified: false, covered: false };
-const others = { notified: true, covered: false };
-const mine = { notified: true, covered: true };
+const nothing = { notified: false, covered: false, called: false };
+const others = { notified: true, covered: false, called: false };
+const mine = { notified: true, covered: true, called: false };
 const called = { notified: true, covered: false, called: true };
 
 describe('LockTries', () => {

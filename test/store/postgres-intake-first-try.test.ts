@@ -14,31 +14,42 @@ import { postgresHarness } from '../helpers/postgres.js';
 
 const pgHarness = await postgresHarness('pgfirsttry', 4);
 
-/** A pool whose every statement is written down, first words only. */
-function countingPool(): { pool: pg.Pool; sent: string[] } {
-  const sent: string[] = [];
-  const pool = new pg.Pool({ connectionString: pgHarness.url, max: 3 });
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as { query: unknown }).query = (...args: unknown[]) => {
-      const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
-      sent.push(text.trim().split(/\s+/).slice(0, 2).join(' '));
-      return query(...args);
-    };
-  });
-  return { pool, sent };
-}
-
 const pools: pg.Pool[] = [];
 afterAll(async () => {
   for (const p of pools) await p.end();
 });
 
+/**
+ * A pool of the test's whose every statement passes through `before` (its text), which may hold it back by
+ * returning a promise; the pool is ended after the file's tests.
+ */
+function watchedPool(before: (text: string) => Promise<void> | void): pg.Pool {
+  const pool = new pg.Pool({ connectionString: pgHarness.url, max: 3 });
+  pools.push(pool);
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
+      const held = before(text);
+      return held === undefined ? query(...args) : held.then(() => query(...args));
+    };
+  });
+  return pool;
+}
+
+/** A pool whose every statement is written down, first words only. */
+function countingPool(): { pool: pg.Pool; sent: string[] } {
+  const sent: string[] = [];
+  const pool = watchedPool((text) => {
+    sent.push(text.trim().split(/\s+/).slice(0, 2).join(' '));
+  });
+  return { pool, sent };
+}
+
 describe('the intake’s first try at the lock', () => {
   test('an append that finds the head row taken begins and rolls back no transaction to learn it, and resolves once the holder lets go', async () => {
     const schema = pgHarness.schemaName();
     const { pool, sent } = countingPool();
-    pools.push(pool);
     const store = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
     const journal = await store.create('j');
     await journal.append({ input: { n: 0 } }); // the intake table made, the pool's connections open
@@ -69,7 +80,6 @@ describe('the intake’s first try at the lock', () => {
   test('an append that finds the head row free sequences at once: one transaction, committed', async () => {
     const schema = pgHarness.schemaName();
     const { pool, sent } = countingPool();
-    pools.push(pool);
     const store = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
     const journal = await store.create('j');
     await journal.append({ input: { n: 0 } });
@@ -90,17 +100,11 @@ describe('the sequencer’s call', () => {
     let reached!: () => void;
     const atMarks = new Promise<void>((r) => (reached = r));
     let holding = false;
-    const pool = new pg.Pool({ connectionString: pgHarness.url, max: 3 });
-    pools.push(pool);
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? '');
-        if (!holding || !text.trimStart().startsWith('WITH marked')) return query(...args);
-        holding = false;
-        reached();
-        return gate.then(() => query(...args));
-      };
+    const pool = watchedPool((text) => {
+      if (!holding || !text.trimStart().startsWith('WITH marked')) return;
+      holding = false;
+      reached();
+      return gate;
     });
     const sequencer = pgHarness.track(new PostgresStore({ pool, schema, intake: true }));
     const a = await sequencer.create('j');

@@ -62,8 +62,8 @@ export class LockTries {
   }
 
   /** After a wait: what ended it decides the next try. */
-  waited(w: { notified: boolean; covered: boolean; called?: boolean }): void {
-    this.skip = w.notified && !w.covered && w.called !== true && Date.now() - this.last < this.waitMs;
+  waited(w: { notified: boolean; covered: boolean; called: boolean }): void {
+    this.skip = w.notified && !w.covered && !w.called && Date.now() - this.last < this.waitMs;
     this.queue = !w.notified;
   }
 }

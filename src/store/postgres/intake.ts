@@ -52,7 +52,12 @@ export const MAX_PAYLOAD_BYTES = 4 * MAX_LINE_BYTES;
  * is not fetched (octet_length reads a stored value's size, not the value). $1: the journal's key.
  */
 export function chainableRowsSql(table: string): string {
-  return `SELECT id, CASE WHEN octet_length(payload) <= ${MAX_PAYLOAD_BYTES} THEN payload END AS payload FROM ${table} WHERE journal = $1 AND result IS NULL AND ${CHAINABLE_PREDICATE} AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`;
+  return `SELECT id, CASE WHEN octet_length(payload) <= ${MAX_PAYLOAD_BYTES} THEN payload END AS payload FROM ${table} WHERE ${chainable('$1')} ORDER BY id LIMIT ${MAX_ROWS} FOR UPDATE SKIP LOCKED`;
+}
+
+/** The rows of the journal keyed by `journal` (a parameter) that a sequencer can chain: the selection's predicate. */
+function chainable(journal: string): string {
+  return `journal = ${journal} AND result IS NULL AND ${CHAINABLE_PREDICATE} AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM}`;
 }
 
 /**
@@ -64,7 +69,7 @@ export function chainableRowsSql(table: string): string {
  * ids, $3: the journal's key.
  */
 function leftPendingSql(table: string): string {
-  return `SELECT min(id) FROM ${table} WHERE journal = $3 AND result IS NULL AND ${CHAINABLE_PREDICATE} AND expires_at > now() AND expires_at <= clock_timestamp() + ${MAX_CLAIM} AND id <> ALL($1::bigint[])`;
+  return `SELECT min(id) FROM ${table} WHERE ${chainable('$3')} AND id <> ALL($1::bigint[])`;
 }
 
 /** What the intake needs of its journal and store. */
