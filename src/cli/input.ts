@@ -46,8 +46,107 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
       },
     );
   }
+  const wide = inexactInteger(text);
+  if (wide !== -1) {
+    const pos = lineAndColumn(text, wide);
+    const line = (where.line ?? 1) + pos.line - 1;
+    const literal = /^-?[0-9]+/.exec(text.slice(wide))![0];
+    throw new InputError(
+      'INPUT_INVALID',
+      `${where.file}:${line}:${pos.column} holds the integer ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which no JSON number carries exactly: it would be stored rounded, as ${String(Number(literal))} (RFC 7493 §2.2). Send it as a string`,
+      { location: { file: where.file, line } },
+    );
+  }
   // Proven, not checked: JSON.parse yields JSON values only, and the scan above refused what Json excludes.
   return JSON.parse(text) as Json;
+}
+
+/** 2^53 − 1 has 16 digits: an integer of fewer is exact, so a text with no run of 16 digits needs no look. */
+const SIXTEEN_DIGITS = /[0-9]{16}/;
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The index of the first integer literal (no fraction, no exponent) outside strings that JSON.parse would
+ * round to another number, in a text the strict scan accepted as JSON; -1 when there is none. The step would
+ * hold a number the agent never sent (an outsider's finding: 12345678901234567890 stored as
+ * 12345678901234567000). Kept: a literal a double holds exactly (2^53; 1e21 written out), and one that is the
+ * shortest form of its double, as JSON.stringify writes every large double (-35809267966483470): the journal
+ * shows the same digits. A decimal or exponent form is the sender's own choice of a double.
+ */
+export function inexactInteger(text: string): number {
+  if (!SIXTEEN_DIGITS.test(text)) return -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string: the text is valid JSON, so a backslash always escapes the next character.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+      continue;
+    }
+    if (c !== 0x2d && (c < 0x30 || c > 0x39)) continue;
+    let end = i + 1;
+    while (end < text.length && text.charCodeAt(end) >= 0x30 && text.charCodeAt(end) <= 0x39) end++;
+    const next = text.charCodeAt(end);
+    const integer = next !== 0x2e && next !== 0x65 && next !== 0x45;
+    if (integer && end - i >= 16) {
+      const literal = text.slice(i, end);
+      const n = BigInt(literal);
+      const stored = Number(literal);
+      if ((n > MAX_EXACT || n < -MAX_EXACT) && String(stored) !== literal && BigInt(stored) !== n) return i;
+    }
+    // Past the whole number (its fraction and exponent too): none of its digits starts another.
+    while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
+    i = end - 1;
+  }
+  return -1;
+}
+
+/**
+ * Bytes as UTF-8 text, refusing what is not: a Latin-1 file or stray bytes decoded with replacement would put
+ * U+FFFD where the sender's character was, and the chain would prove text nobody sent (an outsider's finding).
+ * A byte order mark is kept, for the strict scan to refuse as it always did.
+ */
+export function decodeUtf8Input(bytes: Uint8Array, where: { file: string; line?: number }): string {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    let line = where.line ?? 1;
+    let lineStart = 0;
+    for (let i = 0; i < at; i++)
+      if (bytes[i] === 0x0a) {
+        line++;
+        lineStart = i + 1;
+      }
+    throw new InputError(
+      'INPUT_INVALID',
+      `${where.file}:${line}: byte ${at - lineStart + 1} of the line (0x${bytes[at]!.toString(16).padStart(2, '0')}) is not UTF-8: JSON input must be UTF-8 text (RFC 8259 §8.1); convert the file (for example iconv -f latin1 -t utf-8) and append again`,
+      { location: { file: where.file, line } },
+    );
+  }
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The offset of the first byte of `bytes` that starts no well-formed UTF-8 sequence (the Unicode standard's table 3-7). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const n = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (n < 0) return i;
+    // The second byte's range is narrower after E0, ED, F0 and F4 (no overlong forms, surrogates or > U+10FFFF).
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+    for (let k = 1; k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return bytes.length;
 }
 
 export async function readText(path: string | undefined): Promise<{ text: string; name: string }> {
@@ -56,10 +155,11 @@ export async function readText(path: string | undefined): Promise<{ text: string
       throw new InputError('INPUT_UNREADABLE', 'no input: pass --file, or pipe JSON into standard input');
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return { text: Buffer.concat(chunks).toString('utf8'), name: '<stdin>' };
+    return { text: decodeUtf8Input(Buffer.concat(chunks), { file: '<stdin>' }), name: '<stdin>' };
   }
+  let bytes: Buffer;
   try {
-    return { text: await readFile(path, 'utf8'), name: path };
+    bytes = await readFile(path);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     throw new InputError(
@@ -68,6 +168,7 @@ export async function readText(path: string | undefined): Promise<{ text: string
       { location: { file: path } },
     );
   }
+  return { text: decodeUtf8Input(bytes, { file: path }), name: path };
 }
 
 /** Whether a path names a journal (a directory) or a receipt (a file); a clear error when it is neither. */
@@ -125,10 +226,31 @@ export async function* readLinesOf(
     input = file;
     name = path;
   }
-  const { createInterface } = await import('node:readline');
+  // Split on LF bytes and decode each line strictly (decodeUtf8Input): a line reader that decodes first would
+  // have replaced invalid bytes with U+FFFD before anything could refuse them.
   let line = 0;
-  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+  // The pieces of the line not ended yet, joined once at its end (a long line arrives in many chunks).
+  let open: Buffer[] = [];
+  const emit = (bytes: Buffer): { text: string; line: number; name: string } | null => {
     line++;
-    if (text.trim() !== '') yield { text, line, name };
+    const body = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.subarray(0, -1) : bytes;
+    const text = decodeUtf8Input(body, { file: name, line });
+    return text.trim() === '' ? null : { text, line, name };
+  };
+  for await (const chunk of input) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    let from = 0;
+    for (let at = bytes.indexOf(0x0a); at !== -1; from = at + 1, at = bytes.indexOf(0x0a, from)) {
+      const piece = bytes.subarray(from, at);
+      const got = emit(open.length === 0 ? piece : Buffer.concat([...open, piece]));
+      open = [];
+      if (got !== null) yield got;
+    }
+    // A copy: the stream may reuse its chunk's memory for the next one.
+    if (from < bytes.length) open.push(Buffer.from(bytes.subarray(from)));
+  }
+  if (open.length > 0) {
+    const got = emit(Buffer.concat(open));
+    if (got !== null) yield got;
   }
 }

@@ -52,6 +52,11 @@ export interface PruneResult {
   /** Runs whose removal an earlier, interrupted prune had begun (their tombstone existed): finished now. */
   resumed: number;
   /**
+   * Removals an earlier prune was killed in the middle of, after the run was gone from the store's listing and
+   * before its files were deleted (the file store, FILE-STORE.md §15): deleted now. 0 in a dry run.
+   */
+  finished: number;
+  /**
    * Runs appended to while this prune was removing them (their head moved after the tombstone was written):
    * kept, and their tombstone is superseded (RETENTION.md §5 step 5).
    */
@@ -107,11 +112,11 @@ export async function prune(store: Store, options: PruneOptions): Promise<PruneR
   const now = options.now ?? new Date();
   const cutoff = now.getTime() - keepDays * DAY_MS;
   const reason = options.reason ?? `retention: older than ${keepDays} day${keepDays === 1 ? '' : 's'}`;
-
+  // Step 0: a removal a killed prune began may have left the run's values on disk, unlisted (FILE-STORE.md §15).
+  const finished = options.dryRun === true ? 0 : ((await store.finishRemovals?.()) ?? 0);
   const already = new Map<string, Tombstone>();
   for (const t of await readTombstones(store)) already.set(`${t.journal}\n${t.head ?? ''}`, t);
-
-  const result: PruneResult = { kept: 0, removed: [], resumed: 0, raced: [], skipped: [] };
+  const result: PruneResult = { kept: 0, removed: [], resumed: 0, finished, raced: [], skipped: [] };
   let graveyard: Journal | null = null;
   // Expired runs wait here until a batch of tombstones is appended as one unit (one durable commit), then
   // each run of the batch is removed: a tombstone still always precedes its run's removal.

@@ -65,3 +65,4 @@ export type {
 } from './approvals.js';
 export { resumeHistory, type ResumeHistory } from './history.js';
 export type { KeyInput } from '../approval/sign.js';
+export { underRunRules } from './given-batch.js';

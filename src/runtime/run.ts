@@ -21,7 +21,14 @@ import { ERASURE_KIND } from '../record/v3/erasure.js';
 import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
-import { StoreError } from '../store/errors.js';
+import {
+  idTaken,
+  isResolution,
+  outcomeRefusal,
+  pendingAtCompletion,
+  pendingError,
+  refuseGiven,
+} from './given-record.js';
 import {
   emptyState,
   foldRecord,
@@ -168,38 +175,6 @@ export interface ContinuationPoint {
   seq: number | null;
   /** The records 0..seq, typed as the run format's (read `.kind` without a cast). */
   steps: RunRecord[];
-}
-
-/** The refusal to begin what would repeat `pending` (RUNS.md §5). */
-function pendingError(runId: string, pending: Effect, asked: string): RuntimeError {
-  const key = pending.idempotencyKey === null ? '' : `, idempotency key ${JSON.stringify(pending.idempotencyKey)}`;
-  const call = pending.callId === null ? '' : `, call id ${JSON.stringify(pending.callId)}`;
-  const error = new RuntimeError(
-    'EFFECT_PENDING',
-    `run ${runId}: ${JSON.stringify(asked)} would repeat effect ${pending.id} (${JSON.stringify(pending.tool ?? '?')} at seq ${pending.seq}${call}${key}), whose outcome is unknown`,
-    {
-      location: { seq: pending.seq },
-      hint: `check with the tool's provider whether it happened, then resolve it: run.resolveEffect(${JSON.stringify(pending.id)}, { retry } | { done, result } | { abandon }, { reason }) or stepchain effect resolve <journal> ${pending.id} (--retry | --done --result JSON | --abandon) --reason TEXT`,
-    },
-  );
-  error.pendingEffect = pending.id;
-  return error;
-}
-
-/** The refusal to begin a new effect under the id of one that already has an outcome (RUNS.md §5). */
-function idTaken(runId: string, e: Effect): StoreError {
-  const how = e.resolution === null ? e.status : `${e.status} (resolved: ${e.resolution.decision})`;
-  return new StoreError(
-    'STEP_ID_CONFLICT',
-    `run ${runId}: id ${JSON.stringify(e.id)} is effect ${JSON.stringify(e.tool ?? '?')} at seq ${e.seq}, which ${how} at seq ${e.endSeq}: a new effect needs a new id`,
-    {
-      location: { seq: e.seq },
-      hint:
-        e.resolution?.decision === 'retry' || e.status === 'failed'
-          ? `begin the retry without an id or with a new one; it records retry_of ${JSON.stringify(e.id)} when it matches by call id, key, or tool and arguments`
-          : 'begin it with a new id, or without one',
-    },
-  );
 }
 
 function decisionOf(d: EffectDecision): ResolutionDecision {
@@ -486,11 +461,18 @@ export class Run {
     }
   }
 
-  /** Appends one v2 record (kind, ref, content) in turn and folds it in; refused (RUN_ENDED) once the run has ended. */
+  /**
+   * Appends one record given whole (kind, ref, content) in turn and folds it in, under the rules the other calls
+   * keep (RUNS.md §1, §5; given-record.ts): RUN_ENDED once the run has ended (but for a resolution); an outcome
+   * for no started record, or a second one (EFFECT_UNKNOWN, EFFECT_ALREADY_ENDED); a start that repeats a
+   * pending effect (EFFECT_PENDING) or takes an id of the run (STEP_ID_CONFLICT); run.completed while effects
+   * are pending without meta.unresolved (EFFECT_PENDING).
+   */
   record(step: RunStep): Promise<AppendResult> {
     return this.inTurn(() =>
       this.checked(() => {
-        this.refuseEnded(step.kind);
+        if (!isResolution(step)) this.refuseEnded(step.kind);
+        refuseGiven(this.runId, this.state, this.begun, step);
         return step;
       }),
     );
@@ -1071,23 +1053,9 @@ export class Run {
   private pendingEffect(id: string, what: 'model'): ModelCall;
   private pendingEffect(id: string, what: 'tool' | 'model'): Effect | ModelCall {
     const found = what === 'tool' ? this.state.effects.get(id) : this.state.models.get(id);
-    const noun = what === 'tool' ? 'tool effect' : 'model request';
-    if (found === undefined) {
-      throw new RuntimeError('EFFECT_UNKNOWN', `run ${this.runId} has no ${noun} ${JSON.stringify(id)}`, {
-        hint: `list them with ${what === 'tool' ? 'run.effects()' : "the journal's records"}`,
-      });
-    }
-    if (found.status !== 'started') {
-      throw new RuntimeError(
-        'EFFECT_ALREADY_ENDED',
-        `${noun} ${JSON.stringify(id)} of run ${this.runId} already has its outcome (${found.status} at seq ${found.endSeq})`,
-        {
-          location: { seq: found.endSeq ?? found.seq },
-          hint: 'an outcome is recorded once; read it with run.effects()',
-        },
-      );
-    }
-    return found;
+    const refused = outcomeRefusal(this.runId, found, id, what);
+    if (refused !== null) throw refused;
+    return found!;
   }
 
   private end(
@@ -1154,19 +1122,7 @@ export class Run {
         const pending = pendingOf(this.state);
         const step: RunStep = { kind: 'run.completed', result: value };
         if (pending.length > 0) {
-          if (options.leavePending !== true) {
-            const list = pending.map((e) => `${e.id} (${JSON.stringify(e.tool ?? '?')}, seq ${e.seq})`).join(', ');
-            const refused = new RuntimeError(
-              'EFFECT_PENDING',
-              `run ${this.runId} has ${pending.length} effect${pending.length === 1 ? '' : 's'} of unknown outcome: ${list}`,
-              {
-                location: { seq: pending[0]!.seq },
-                hint: 'resolve each (run.resolveEffect, or stepchain effect resolve), or complete with { leavePending: true } to record them as unresolved',
-              },
-            );
-            refused.pendingEffect = pending[0]!.id;
-            throw refused;
-          }
+          if (options.leavePending !== true) throw pendingAtCompletion(this.runId, pending);
           step.meta = { unresolved: pending.map((e) => e.id) };
         }
         return step;

@@ -194,6 +194,12 @@ export interface Store<J extends Journal = Journal> {
    * that keeps history forever need not offer it; JOURNAL_NOT_FOUND when there is no such journal.
    */
   remove?(id: string): Promise<void>;
+  /**
+   * Finishes the removals a killed `remove` left, for a store whose removal is not one atomic step (the file
+   * store: a renamed directory not yet deleted, FILE-STORE.md §15); returns how many. prune calls it first
+   * (RETENTION.md §5 step 0), so that a prune killed mid-removal is finished by running it again.
+   */
+  finishRemovals?(): Promise<number>;
 }
 
 export type {

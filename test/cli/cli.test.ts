@@ -18,7 +18,10 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], options: { cwd: string; input?: string; env?: Record<string, string> }): Promise<Run> {
+function run(
+  args: string[],
+  options: { cwd: string; input?: string | Buffer; env?: Record<string, string> },
+): Promise<Run> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
@@ -149,6 +152,33 @@ describe('stepchain CLI', () => {
     expect(computed.stderr).toContain('FIELD_NOT_ALLOWED');
     const date = await run(['append', journal], { cwd: dir, input: '{"meta":[1]}' });
     expect(date.code).toBe(2);
+    expect(treeDigest(journal)).toBe(before);
+  });
+
+  test('input that is not UTF-8, or an integer a JSON number cannot carry exactly, is refused, never coerced (outsider B)', async () => {
+    // Before: a Latin-1 é and stray bytes became U+FFFD, 12345678901234567890 became 12345678901234567000, exit 0.
+    const before = treeDigest(journal);
+    writeFileSync(join(dir, 'latin1.json'), Buffer.from('{"input":"caf\xe9"}', 'latin1'));
+    const latin1 = await run(['append', journal, '--file', 'latin1.json'], { cwd: dir });
+    expect(latin1.code).toBe(2);
+    expect(latin1.stderr).toMatch(/latin1\.json:1: byte 14 of the line \(0xe9\) is not UTF-8/);
+    const stray = await run(['append', journal], { cwd: dir, input: Buffer.from('{"input":"\xff\xfe"}', 'latin1') });
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('INPUT_INVALID');
+    const batch = await run(['append', journal, '--jsonl'], {
+      cwd: dir,
+      input: Buffer.concat([
+        Buffer.from(JSON.stringify(STEP(5)) + '\r\n'),
+        Buffer.from('{"input":"\xff"}\n', 'latin1'),
+      ]),
+    });
+    expect(batch.code).toBe(2);
+    expect(batch.stderr).toMatch(/<stdin>:2: byte 11 of the line \(0xff\) is not UTF-8/);
+    for (const wide of ['12345678901234567890', '-9007199254740993', '[1, {"a": 90071992547409931}]']) {
+      const r = await run(['append', journal], { cwd: dir, input: `{"input":${wide}}` });
+      expect(r.code, wide).toBe(2);
+      expect(r.stderr, wide).toMatch(/<stdin>:1:\d+ holds the integer -?\d+, which no JSON number carries exactly/);
+    }
     expect(treeDigest(journal)).toBe(before);
   });
 

@@ -4,7 +4,7 @@
  * forked-and-rewritten journal with exit 1 and the code; a pinned checkpoint that cannot be used is exit 2,
  * never "unpinned"; the witness cosigns only what extends its last checkpoint, and its policy counts.
  */
-import { readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { cliIn, codesOf, json } from '../helpers/cli-in.js';
@@ -140,6 +140,24 @@ describe('operator and auditor', () => {
       expect(again.code).toBe(1);
       expect(json(again).error.code).toBe('CHECKPOINT_REFUSED');
     }
+  });
+
+  test('a copy under another name is another journal to a checkpoint (ORIGIN_MISMATCH), and the message says so', async () => {
+    // A directory journal's id is its name, and a checkpoint's origin names the id (PROOFS.md §8.5).
+    cpSync(join(dir, 'j'), join(dir, 'j-copy'), { recursive: true });
+    const r = await run('verify', 'j-copy', '--checkpoint', 'a.checkpoint', '--log-key', logKey, '--json');
+    expect(r.code).toBe(1);
+    expect(codesOf(r)).toEqual(['ORIGIN_MISMATCH']);
+    const human = await run('verify', 'j-copy', '--checkpoint', 'a.checkpoint', '--log-key', logKey);
+    expect(human.stderr).toMatch(
+      /only the id differs: if this is a copy of journal "j" under another name, check it under that name/,
+    );
+    // Another journal altogether (its own genesis): no such advice.
+    expect((await run('init', 'other')).code).toBe(0);
+    const other = await run('verify', 'other', '--checkpoint', 'a.checkpoint', '--log-key', logKey);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/ORIGIN_MISMATCH/);
+    expect(other.stderr).not.toMatch(/only the id differs/);
   });
 
   test('a pinned checkpoint that cannot be used is exit 2, never unpinned', async () => {

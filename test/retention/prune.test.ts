@@ -6,7 +6,7 @@
  * SIGKILLed mid-way, which starts a real process.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -372,6 +372,41 @@ describe('the CLI', () => {
     const verified = run(['verify', join(root, TOMBSTONE_JOURNAL)]);
     expect(verified.status).toBe(0);
   }, 120_000);
+});
+
+test("a prune killed between a run's rename and its deletion is finished by the next: nothing of the run left on disk", async () => {
+  // The state such a kill leaves (FILE-STORE.md §15): the tombstone durable, the run renamed to a hidden
+  // directory and not yet deleted. An outsider reproduced it with a real SIGKILL; the rename and the kill
+  // are made here by a store whose remove stops right after its commit point.
+  const root = tempDir('stepchain-prune-removing-');
+  const run = (args: string[]) => inProcess({ args });
+  class KilledAfterRename extends FileStore {
+    override async remove(id: string): Promise<void> {
+      renameSync(join(root, id), join(root, '.removing-0123456789abcdef'));
+      throw new Error('killed after the rename');
+    }
+  }
+  const store = new FileStore(root, { fsync: 'none' });
+  await (await makeRun(store, 'old', 400, 300)).close();
+  await (await makeRun(store, 'new', 2, 0)).close();
+  await expect(prune(new KilledAfterRename(root, { fsync: 'none' }), { keepDays: 30, now: NOW })).rejects.toThrow(
+    'killed after the rename',
+  );
+  expect(grepTree(root, 'secret-of-old').length).toBeGreaterThan(0);
+  expect(await store.list({})).toEqual(['new']); // list() never names the tombstone journal
+
+  const before = snapshot(root);
+  expect(run(['prune', root, '--keep-days', '30', '--dry-run']).status).toBe(0);
+  expect(snapshot(root)).toEqual(before);
+
+  const again = run(['prune', root, '--keep-days', '30', '--json']);
+  expect(again.status).toBe(0);
+  expect(JSON.parse(again.stdout)).toMatchObject({ finished: 1, removed: [] });
+  expect(grepTree(root, 'secret-of-old')).toEqual([]);
+  expect(readdirSync(root).filter((n) => n.startsWith('.removing-'))).toEqual([]);
+  expect((await readTombstones(store)).map((t) => t.journal)).toEqual(['old']);
+  // Nothing left to finish: the text says nothing of it.
+  expect(run(['prune', root, '--keep-days', '30']).stderr).not.toContain('interrupted prune had removed');
 });
 
 function snapshot(root: string): Record<string, string> {

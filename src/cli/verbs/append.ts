@@ -4,6 +4,8 @@
  * SQLite and Postgres in one transaction).
  */
 import type { AppendResult, FileJournal, StepInput } from '../../index.js';
+import { capabilitiesOf } from '../../record/formats.js';
+import { Run, underRunRules } from '../../runtime/index.js';
 import { EXIT_OK, type Verb } from '../cli.js';
 import { InputError, parseJsonStrict, readLinesOf, readText } from '../input.js';
 import { withJournal } from '../location.js';
@@ -14,7 +16,7 @@ export const appendVerb: Verb = {
   summary: 'append a step (or many, with --jsonl) from a file or standard input',
   usage: '<journal> [--file step.json] [--jsonl]',
   description:
-    'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal. With --jsonl the whole input is one batch, all or nothing, taken as a stream in memory bounded by its longest line whatever its length; other writers of the journal wait until it ends (and fail with LOCK_TIMEOUT past their lock timeout). A failure in the middle — a line that is not JSON, a step the journal refuses, a write error, a lost connection, the process killed — leaves none of the batch in the journal, and nothing is printed. In a journal directory the lines written so far stay uncommitted behind the pending-batch mark (.batch-pending.json), invisible to readers, and are cut off at once (or, after a crash, by the next writer to open the journal). In SQLite and Postgres they are inside one transaction, which is rolled back (after a crash, by SQLite or by the server); a Postgres batch whose input stalls longer than the idle timeout (10 s) fails whole. Only a stepchain/v3 journal\'s parts stored for the batch may remain in a directory or Postgres, referenced by no step. Once the whole batch is committed: one "seq step_hash" line per step added (a step repeating a committed step_id adds none).',
+    'A step is a JSON object with input, model, prompt, tool_call and result (absent ones are null), and optionally step_id, ts and meta. v, seq, prev_hash and step_hash are computed by the journal. Input is UTF-8 JSON, refused (never coerced) where it is not UTF-8 or holds an integer a JSON number would round. In a run journal a record with a run kind (tool.started, tool.completed, run.completed, …) keeps the run\'s rules as effect begin/end do: a second outcome, a start that repeats a pending effect, run.completed with effects pending and anything after the run ended are refused (spec/RUNS.md §1, §5). With --jsonl the whole input is one batch, all or nothing, taken as a stream in memory bounded by its longest line whatever its length; other writers of the journal wait until it ends (and fail with LOCK_TIMEOUT past their lock timeout). A failure in the middle — a line that is not JSON, a step the journal refuses, a write error, a lost connection, the process killed — leaves none of the batch in the journal, and nothing is printed. In a journal directory the lines written so far stay uncommitted behind the pending-batch mark (.batch-pending.json), invisible to readers, and are cut off at once (or, after a crash, by the next writer to open the journal). In SQLite and Postgres they are inside one transaction, which is rolled back (after a crash, by SQLite or by the server); a Postgres batch whose input stalls longer than the idle timeout (10 s) fails whole. Only a stepchain/v3 journal\'s parts stored for the batch may remain in a directory or Postgres, referenced by no step. Once the whole batch is committed: one "seq step_hash" line per step added (a step repeating a committed step_id adds none).',
   options: {
     file: { type: 'string', short: 'f', arg: 'file', description: 'read from this file instead of standard input' },
     jsonl: {
@@ -31,8 +33,16 @@ export const appendVerb: Verb = {
   async run({ out, values, positionals }) {
     if (values.jsonl) return appendJsonl(out, positionals[0]!, values.file as string | undefined);
     const { text, name } = await readText(values.file as string | undefined);
-    const step = parseJsonStrict(text, { file: name });
-    const r = await withJournal(positionals[0]!, false, (j) => j.append(step as never));
+    const step = parseJsonStrict(text, { file: name }) as StepInput;
+    const r = await withJournal(positionals[0]!, false, async (j) => {
+      if (!capabilitiesOf(j.genesis).runRecords) return j.append(step);
+      // A run journal: the record goes through the run's writer, which keeps the rules between records
+      // (RUNS.md §1, §5) that effect begin/end keep, and saves the run's state for the next command.
+      const run = Run.of(j);
+      const at = await run.record({ ...step, kind: typeof step.kind === 'string' ? step.kind : 'step' });
+      await run.saveState();
+      return at;
+    });
     if (out.json) out.document('append', { ok: true, appended: [r] });
     else out.print(`${r.seq} ${r.step_hash}`);
     return EXIT_OK;
@@ -83,16 +93,19 @@ async function* jsonlSteps(file: string | undefined): AsyncGenerator<StepInput> 
  */
 async function appendJsonl(out: Output, location: string, file: string | undefined): Promise<number> {
   return withJournal(location, false, async (j) => {
+    const ruled = await underRunRules(j, jsonlSteps(file));
+    const input = ruled?.steps ?? jsonlSteps(file);
+    const after = ruled === null ? undefined : { after: ruled.after };
     const streaming = (j as Partial<FileJournal>).appendStream;
     if (typeof streaming !== 'function') {
       const steps: StepInput[] = [];
-      for await (const s of jsonlSteps(file)) steps.push(s);
-      const results = await j.appendMany(steps);
+      for await (const s of input) steps.push(s);
+      const results = await j.appendMany(steps, after);
       if (out.json) out.document('append', { ok: true, appended: results });
       else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
       return EXIT_OK;
     }
-    const batch = await streaming.call(j as FileJournal, jsonlSteps(file)); // eslint-disable-line @typescript-eslint/no-unsafe-class-instance-assignment -- a journal with appendStream is a FileJournal (checked just above)
+    const batch = await streaming.call(j as FileJournal, input, after); // eslint-disable-line @typescript-eslint/no-unsafe-class-instance-assignment -- a journal with appendStream is a FileJournal (checked just above)
     const appended: AppendResult[] = [];
     if (batch.first !== null) {
       for await (const l of j.lines({ from: batch.first, to: batch.last! })) {

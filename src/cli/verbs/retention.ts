@@ -68,6 +68,7 @@ export const pruneVerb: Verb = {
         dry_run: dryRun,
         kept: result.kept,
         resumed: result.resumed,
+        finished: result.finished,
         raced: result.raced,
         skipped: result.skipped,
         removed: result.removed,
@@ -76,7 +77,7 @@ export const pruneVerb: Verb = {
     }
     const n = result.removed.length;
     out.say(
-      `${dryRun ? 'would remove' : 'removed'} ${n} run${n === 1 ? '' : 's'}, kept ${result.kept}${result.resumed > 0 ? ` (${result.resumed} finished for an interrupted prune)` : ''}`,
+      `${dryRun ? 'would remove' : 'removed'} ${n} run${n === 1 ? '' : 's'}, kept ${result.kept}${result.resumed > 0 ? ` (${result.resumed} finished for an interrupted prune)` : ''}${result.finished > 0 ? `; deleted the files of ${result.finished} run${result.finished === 1 ? '' : 's'} an interrupted prune had removed` : ''}`,
     );
     for (const id of result.raced)
       out.say(

@@ -9,7 +9,6 @@ import { basename, resolve } from 'node:path';
 import type { ChainReport, LineCheckPool, ReceiptVerdict, ReceiptVerifyOptions } from '../../index.js';
 import { messageBesideCode, settleJournalVerdict, type VerdictFields } from '../../chain/verdict.js';
 import type { AttestOptions, CheckpointPolicy, TreeHead, VerifiedLine } from '../../verify.js';
-import { genesisHash } from '../../record/formats.js';
 import { readRegular } from '../../store/file/fsutil.js';
 import { verifyJournalDir } from '../../store/file/verify-dir.js';
 import { assertJournalId } from '../../store/ids.js';
@@ -34,6 +33,7 @@ import { backendOf } from '../../store/scheme.js';
 import type { PinnedApprover } from '../../runtime.js';
 import { approvalLines, approverPins } from './approve-lines.js';
 import { linePool } from '../verify-pool.js';
+import { originMismatch } from '../origin-advice.js';
 
 const HEAD_RE = /^sha256:[0-9a-f]{64}$/;
 
@@ -551,16 +551,10 @@ async function checkJournalExtends(path: string, trusted: TreeHead, report: Chai
     import('../location.js'),
   ]);
   await withJournal(path, true, async (journal) => {
-    const origin = parseJournalOrigin(trusted.origin);
+    const mismatch = originMismatch(trusted.origin, parseJournalOrigin(trusted.origin), journal);
     let verdict: { ok: true } | { ok: false; problem: { code: string; message: string } };
-    if (origin?.journalId !== journal.id || origin.genesisHash !== genesisHash(journal.genesis)) {
-      verdict = {
-        ok: false,
-        problem: {
-          code: 'ORIGIN_MISMATCH',
-          message: `ORIGIN_MISMATCH: the checkpoint is of "${trusted.origin.slice(0, 300)}", not of this journal (${journal.id}, genesis ${genesisHash(journal.genesis)})`,
-        },
-      };
+    if (mismatch !== null) {
+      verdict = { ok: false, problem: { code: 'ORIGIN_MISMATCH', message: mismatch } };
     } else {
       verdict = await leavesExtend(
         (async function* () {

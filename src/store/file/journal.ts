@@ -216,7 +216,7 @@ export class FileJournal implements Journal {
    */
   async appendStream(
     steps: AsyncIterable<StepInput> | Iterable<StepInput>,
-    options: { chunk?: number; onResults?: (results: AppendResult[]) => void } = {},
+    options: { chunk?: number; onResults?: (results: AppendResult[]) => void; after?: number } = {},
   ): Promise<StreamedBatch> {
     if (this.closed) throw new StoreError('CLOSED', `journal ${this.id} is closed`, { hint: 'open it again' });
     if (this.readOnly)
@@ -256,7 +256,7 @@ export class FileJournal implements Journal {
           }
           throw e;
         }
-        const groups: Group[] = [{ steps: prepared }];
+        const groups: Group[] = [{ steps: prepared, after: result.steps === 0 ? options.after : undefined }]; // §17
         const seq = sequenceBatch(
           groups,
           { seq: tail.seq, hash: tail.hash },

@@ -5,7 +5,6 @@
  * journal directory either is complete or does not exist.
  */
 import { FilePartStore } from './parts.js';
-import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { makeGenesis } from '../../record/index.js';
@@ -49,6 +48,7 @@ import { selectRuns, type RunEntry, type RunFilter } from '../runs.js';
 import { withStatus } from '../run-progress.js';
 import { savedProgress } from './saved-progress.js';
 import { recordStaging } from './staging.js';
+import { finishRemovals, removeDirectory } from './removing.js';
 
 export const DEFAULT_STALE_MS = 10_000;
 /**
@@ -327,15 +327,12 @@ export class FileStore implements Store {
       if (isNotFound(e)) throw this.notFound(id, dir);
       throw ioError('reading', dir, e);
     }
-    const doomed = join(this.root, `.removing-${randomBytes(8).toString('hex')}`);
-    try {
-      await rename(dir, doomed);
-    } catch (e) {
-      if (isNotFound(e)) throw this.notFound(id, dir);
-      throw ioError('removing', dir, e);
-    }
-    if (this.journalOptions.fsync !== 'none') await fsyncDir(this.root);
-    await rm(doomed, { recursive: true, force: true }).catch(() => {});
+    await removeDirectory(this.root, dir, this.journalOptions.fsync !== 'none', () => this.notFound(id, dir));
+  }
+
+  /** Deletes what a killed `remove` left (removing.ts); how many. */
+  finishRemovals(): Promise<number> {
+    return finishRemovals(this.root);
   }
 
   /**

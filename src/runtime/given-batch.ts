@@ -1,0 +1,58 @@
+/**
+ * A batch of records given whole to a run journal (the CLI's `append --jsonl`), under the rules one record
+ * given whole keeps (given-record.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { capabilitiesOf, writerProfile } from '../record/formats.js';
+import { foldRecord, type RunState } from '../record/run-state.js';
+import type { StepInput } from '../record/input.js';
+import type { StepRecord } from '../record/seal.js';
+import type { Journal } from '../store/types.js';
+import { RuntimeError } from './errors.js';
+import { isResolution, refuseGiven } from './given-record.js';
+import { Run } from './run.js';
+
+/**
+ * A run journal's batch under the run's rules (RUNS.md §1, §5; given-record.ts), as `append` of one
+ * record keeps them: each record is checked against the run's state read before the batch and the batch's
+ * records before it, and the batch is appended only after the seq that state was read to (HEAD_MOVED,
+ * nothing written, when another writer appended meanwhile). Null for a journal that is not a run's.
+ */
+export async function underRunRules(
+  journal: Journal,
+  steps: AsyncIterable<StepInput>,
+): Promise<{ steps: AsyncGenerator<StepInput>; after: number } | null> {
+  if (!capabilitiesOf(journal.genesis).runRecords) return null;
+  const run = Run.of(journal);
+  const state: RunState = structuredClone(await run.refresh());
+  const after = state.lastSeq;
+  const runId = run.runId;
+  async function* checked(): AsyncGenerator<StepInput> {
+    let line = 0;
+    for await (const step of steps) {
+      line++;
+      const kind = typeof step.kind === 'string' ? step.kind : 'step';
+      const record = { ...step, kind };
+      try {
+        if (state.status !== 'running' && !isResolution(record))
+          throw new RuntimeError('RUN_ENDED', `run ${runId} has ${state.status}; nothing more is appended to it`, {
+            hint: 'start a new run, with parentRunId naming this one to continue its work',
+          });
+        refuseGiven(runId, state, new Map(), record);
+      } catch (e) {
+        if (e instanceof Error) e.message = `step ${line} of the batch (kind ${kind}): ${e.message}`;
+        throw e;
+      }
+      // Folded as the record it will be, so the batch's later records are checked against it.
+      foldRecord(state, {
+        ...record,
+        v: writerProfile(journal.genesis).version,
+        seq: state.lastSeq + 1,
+        step_id: step.step_id ?? randomUUID(),
+        ts: step.ts ?? new Date().toISOString(),
+      } as unknown as StepRecord);
+      yield step;
+    }
+  }
+  return { steps: checked(), after };
+}

@@ -1,0 +1,183 @@
+/**
+ * A record given whole (Run.record, and through it `stepchain append` on a run journal) keeps the rules a
+ * run's writer keeps between records (spec/RUNS.md §1, §5), as beginTool, endTool and complete do. An
+ * outsider's finding: the CLI's append wrote a second outcome, a repeat of a pending effect, run.completed with
+ * effects pending, and records after the run's end, each with exit 0.
+ */
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { FileStore, MemoryStore, startRun } from '../../src/index.js';
+import { cliIn } from '../helpers/cli-in.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const code = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => 'no error',
+    (e: unknown) => (e as { code?: unknown }).code,
+  );
+
+const pay = (a: number) => ({ name: 'pay', arguments: { a } });
+
+describe('Run.record keeps the run rules', () => {
+  test('outcomes: one per started record of its kind, never for an id never begun', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const started = await run.record({ kind: 'tool.started', tool_call: pay(1) });
+    await run.record({ kind: 'tool.completed', ref: started.step_id, tool_call: pay(1), result: { ok: true } });
+    expect(
+      await code(
+        run.record({ kind: 'tool.completed', ref: started.step_id, tool_call: pay(1), result: { ok: false } }),
+      ),
+    ).toBe('EFFECT_ALREADY_ENDED');
+    expect(await code(run.record({ kind: 'tool.failed', ref: 'nobody', error: { name: 'E', message: 'x' } }))).toBe(
+      'EFFECT_UNKNOWN',
+    );
+    const model = await run.record({ kind: 'model.started', model: 'm' });
+    // The id of a model request is no tool effect's.
+    expect(await code(run.record({ kind: 'tool.completed', ref: model.step_id, result: null }))).toBe('EFFECT_UNKNOWN');
+    await run.record({ kind: 'model.completed', ref: model.step_id, result: 'hi' });
+    expect(
+      await code(run.record({ kind: 'model.failed', ref: model.step_id, error: { name: 'E', message: 'x' } })),
+    ).toBe('EFFECT_ALREADY_ENDED');
+    expect((await run.effects()).map((e) => e.status)).toEqual(['completed']);
+  });
+
+  test('a start that repeats a pending effect (intent, call id, key) or takes an id of the run is refused', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const first = await run.record({
+      kind: 'tool.started',
+      tool_call: { ...pay(2), call_id: 'c1', idempotency_key: 'k1' },
+    });
+    expect(await code(run.record({ kind: 'tool.started', tool_call: pay(2) }))).toBe('EFFECT_PENDING');
+    expect(await code(run.record({ kind: 'tool.started', tool_call: { ...pay(3), call_id: 'c1' } }))).toBe(
+      'EFFECT_PENDING',
+    );
+    expect(await code(run.record({ kind: 'tool.started', tool_call: { ...pay(4), idempotency_key: 'k1' } }))).toBe(
+      'EFFECT_PENDING',
+    );
+    expect(await code(run.record({ kind: 'tool.started', step_id: first.step_id, tool_call: pay(5) }))).toBe(
+      'EFFECT_PENDING',
+    );
+    expect(await code(run.record({ kind: 'model.started', step_id: first.step_id }))).toBe('EFFECT_PENDING');
+    // The very start re-sent (its acknowledgement lost) is the store's idempotent answer, not a refusal.
+    const again = await run.record({
+      kind: 'tool.started',
+      step_id: first.step_id,
+      tool_call: { ...pay(2), call_id: 'c1', idempotency_key: 'k1' },
+    });
+    expect(again.seq).toBe(first.seq);
+    await run.record({ kind: 'tool.completed', ref: first.step_id, tool_call: pay(2), result: 1 });
+    expect(await code(run.record({ kind: 'tool.started', step_id: first.step_id, tool_call: pay(6) }))).toBe(
+      'STEP_ID_CONFLICT',
+    );
+    // Once it completed, the same intent is a new effect.
+    await run.record({ kind: 'tool.started', tool_call: pay(2) });
+  });
+
+  test('run.completed waits for pending effects unless it lists them; after the end only a resolution is taken', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const e = await run.record({ kind: 'tool.started', tool_call: pay(7) });
+    expect(await code(run.record({ kind: 'run.completed', result: 'done' }))).toBe('EFFECT_PENDING');
+    await run.record({ kind: 'run.completed', result: 'done', meta: { unresolved: [e.step_id] } });
+    expect(await code(run.record({ kind: 'tool.started', tool_call: pay(8) }))).toBe('RUN_ENDED');
+    expect(await code(run.record({ kind: 'step', input: 'more' }))).toBe('RUN_ENDED');
+    await run.record({
+      kind: 'tool.failed',
+      ref: e.step_id,
+      error: { name: 'EffectResolved', message: 'abandoned' },
+      meta: { resolution: { decision: 'abandon', by: 'ops', reason: 'checked with the bank' } },
+    });
+    expect((await run.pendingEffects()).length).toBe(0);
+  });
+});
+
+describe('stepchain append on a run journal (outsider B)', () => {
+  const dir = tempDir('stepchain-append-rules-');
+  const { run, feed, ok } = cliIn(dir);
+  const digest = (journal: string): string =>
+    readdirSync(join(dir, journal), { recursive: true })
+      .map(String)
+      .filter((f) => f.startsWith('buckets/'))
+      .sort()
+      .map((f) => {
+        try {
+          return readFileSync(join(dir, journal, f), 'latin1');
+        } catch {
+          return '';
+        }
+      })
+      .join('\n');
+
+  test('the four records the outsider appended are refused, each naming its rule, and nothing is written', async () => {
+    await ok('init', 'r', '--run');
+    const id = (await ok('effect', 'begin', 'r', '--tool', 'pay', '--args', '{"a":1}')).stdout.trim();
+    await ok('effect', 'end', 'r', id, '--result', '{"ok":true}');
+    const line = (o: object): string => JSON.stringify(o);
+    let before = digest('r');
+    const second = await feed(
+      ['append', 'r'],
+      line({ kind: 'tool.completed', ref: id, tool_call: pay(1), result: {} }),
+    );
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain('EFFECT_ALREADY_ENDED');
+    expect(digest('r')).toBe(before);
+    expect((await feed(['append', 'r'], line({ kind: 'tool.started', tool_call: pay(2) }))).code).toBe(0);
+    before = digest('r');
+    const repeat = await feed(['append', 'r'], line({ kind: 'tool.started', tool_call: pay(2) }));
+    expect(repeat.code).toBe(2);
+    expect(repeat.stderr).toContain('EFFECT_PENDING');
+    const complete = await feed(['append', 'r'], line({ kind: 'run.completed', result: 'done' }));
+    expect(complete.code).toBe(2);
+    expect(complete.stderr).toMatch(/EFFECT_PENDING: run r has 1 effect of unknown outcome/);
+    expect(digest('r')).toBe(before);
+    // Plain steps still go in, and `effect list` sees what append wrote.
+    expect((await feed(['append', 'r'], line({ input: 'a note' }))).code).toBe(0);
+    expect(JSON.parse((await run('effect', 'list', 'r', '--pending', '--json')).stdout)).toMatchObject({ pending: 1 });
+  });
+
+  test('--jsonl: a batch is checked record by record, against the run and the batch before it, all or nothing', async () => {
+    await ok('init', 'b', '--run');
+    const lines = (...o: object[]): string => o.map((x) => JSON.stringify(x)).join('\n') + '\n';
+    const good = await feed(
+      ['append', 'b', '--jsonl'],
+      lines(
+        { kind: 'tool.started', step_id: 'e1', tool_call: pay(1) },
+        { kind: 'tool.completed', ref: 'e1', tool_call: pay(1), result: 1 },
+        { kind: 'tool.started', step_id: 'e2', tool_call: pay(1) },
+      ),
+    );
+    expect(good.code, good.stderr).toBe(0);
+    const before = digest('b');
+    for (const [batch, expected] of [
+      [lines({ input: 'x' }, { kind: 'tool.completed', ref: 'e1', result: 2 }), 'EFFECT_ALREADY_ENDED'],
+      [lines({ kind: 'tool.started', tool_call: pay(1) }), 'EFFECT_PENDING'],
+      [lines({ kind: 'tool.completed', ref: 'e9', result: 2 }), 'EFFECT_UNKNOWN'],
+      [lines({ kind: 'run.completed', result: 'x' }), 'EFFECT_PENDING'],
+      [
+        lines(
+          { kind: 'tool.completed', ref: 'e2', tool_call: pay(1), result: 1 },
+          { kind: 'run.completed', result: 'x' },
+          { input: 'after the end' },
+        ),
+        'RUN_ENDED',
+      ],
+    ] as const) {
+      const r = await feed(['append', 'b', '--jsonl'], batch);
+      expect(r.code, batch).toBe(2);
+      expect(r.stderr, batch).toContain(expected);
+      expect(r.stderr, batch).toMatch(/step \d of the batch \(kind /);
+      expect(digest('b'), batch).toBe(before);
+    }
+  });
+});
+
+test('appendStream with `after` appends only after that seq: HEAD_MOVED and nothing written otherwise', async () => {
+  const store = new FileStore(mkdtempSync(join(tmpdir(), 'stepchain-stream-after-')), { fsync: 'none' });
+  const j = await store.create('j');
+  await j.append({ input: 0 });
+  expect(await code(j.appendStream([{ input: 1 }], { after: -1 }))).toBe('HEAD_MOVED');
+  expect((await j.head())!.seq).toBe(0);
+  expect((await j.appendStream([{ input: 1 }], { after: 0 })).last).toBe(1);
+  await j.close();
+});
