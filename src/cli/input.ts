@@ -46,14 +46,14 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
       },
     );
   }
-  const wide = inexactInteger(text);
-  if (wide !== -1) {
-    const pos = lineAndColumn(text, wide);
+  const inexact = inexactNumber(text);
+  if (inexact !== -1) {
+    const pos = lineAndColumn(text, inexact);
     const line = (where.line ?? 1) + pos.line - 1;
-    const literal = /^-?[0-9]+/.exec(text.slice(wide))![0];
+    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(inexact))![0];
     throw new InputError(
       'INPUT_INVALID',
-      `${where.file}:${line}:${pos.column} holds the integer ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which no JSON number carries exactly: it would be stored rounded, as ${String(Number(literal))} (RFC 7493 §2.2). Send it as a string`,
+      `${where.file}:${line}:${pos.column} holds the number ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which no JSON number (a double) carries exactly: it would be stored as ${String(Number(literal))} (RFC 7493 §2.2). Send it as a string`,
       { location: { file: where.file, line } },
     );
   }
@@ -61,20 +61,23 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
   return JSON.parse(text) as Json;
 }
 
-/** 2^53 − 1 has 16 digits: an integer of fewer is exact, so a text with no run of 16 digits needs no look. */
-const SIXTEEN_DIGITS = /[0-9]{16}/;
-const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+/**
+ * A number token worth a look: 16 digits or more (a decimal of at most 15 significant digits survives the trip
+ * through a double, DBL_DIG, and comes back as the same value), or an exponent of three digits (underflow).
+ */
+const MAY_LOSE_DIGITS = /[0-9.]{16}|[eE][+-]?[0-9]{3}/;
 
 /**
- * The index of the first integer literal (no fraction, no exponent) outside strings that JSON.parse would
- * round to another number, in a text the strict scan accepted as JSON; -1 when there is none. The step would
- * hold a number the agent never sent (an outsider's finding: 12345678901234567890 stored as
- * 12345678901234567000). Kept: a literal a double holds exactly (2^53; 1e21 written out), and one that is the
- * shortest form of its double, as JSON.stringify writes every large double (-35809267966483470): the journal
- * shows the same digits. A decimal or exponent form is the sender's own choice of a double.
+ * The index of the first number outside strings whose value the journal would not keep, in a text the strict
+ * scan accepted as JSON; -1 when there is none. JSON.parse rounds a number to a double and the journal writes
+ * that double's shortest form (RFC 8785), so 12345678901234567890 would be stored as 12345678901234567000 and
+ * the step would hold a number the agent never sent (an outsider's finding; the same in any notation:
+ * 12345678901234567890.0, 1.2345678901234567890e19, and 2^63, whose double is exact but is written
+ * 9223372036854776000). Kept: every number whose stored form has the same value as what was sent — all that
+ * JSON.stringify or any shortest-form writer produces (35809267966483470, 1e21 written out, 0.1).
  */
-export function inexactInteger(text: string): number {
-  if (!SIXTEEN_DIGITS.test(text)) return -1;
+export function inexactNumber(text: string): number {
+  if (!MAY_LOSE_DIGITS.test(text)) return -1;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -84,20 +87,26 @@ export function inexactInteger(text: string): number {
     }
     if (c !== 0x2d && (c < 0x30 || c > 0x39)) continue;
     let end = i + 1;
-    while (end < text.length && text.charCodeAt(end) >= 0x30 && text.charCodeAt(end) <= 0x39) end++;
-    const next = text.charCodeAt(end);
-    const integer = next !== 0x2e && next !== 0x65 && next !== 0x45;
-    if (integer && end - i >= 16) {
-      const literal = text.slice(i, end);
-      const n = BigInt(literal);
-      const stored = Number(literal);
-      if ((n > MAX_EXACT || n < -MAX_EXACT) && String(stored) !== literal && BigInt(stored) !== n) return i;
-    }
-    // Past the whole number (its fraction and exponent too): none of its digits starts another.
     while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
+    const literal = text.slice(i, end);
+    if (MAY_LOSE_DIGITS.test(literal) && decimalValue(literal) !== decimalValue(String(Number(literal)))) return i;
     i = end - 1;
   }
   return -1;
+}
+
+/** A JSON number's exact value as `[-]digits e exponent`, digits without leading or trailing zeros ("0" for zero). */
+function decimalValue(literal: string): string {
+  const m = /^(-?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$/.exec(literal);
+  if (m === null) return literal;
+  const fraction = m[3] ?? '';
+  let digits = (m[2]! + fraction).replace(/^0+/, '');
+  if (digits === '') return '0';
+  let exponent = BigInt(m[4] ?? '0') - BigInt(fraction.length);
+  const trailing = digits.length - digits.replace(/0+$/, '').length;
+  digits = digits.slice(0, digits.length - trailing);
+  exponent += BigInt(trailing);
+  return `${m[1]}${digits}e${exponent}`;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import type { Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
-import { isResolution, refuseGiven } from './given-record.js';
+import { committedResend, isResolution, isRuleRefusal, refuseGiven, sameContent } from './given-record.js';
 import { Run } from './run.js';
 
 /**
@@ -27,6 +27,8 @@ export async function underRunRules(
   const state: RunState = structuredClone(await run.refresh());
   const after = state.lastSeq;
   const runId = run.runId;
+  // The batch's records by step_id: one repeated in the batch with the same content is the store's to answer.
+  const earlier = new Map<string, Record<string, unknown>>();
   async function* checked(): AsyncGenerator<StepInput> {
     let line = 0;
     for await (const step of steps) {
@@ -38,11 +40,21 @@ export async function underRunRules(
           throw new RuntimeError('RUN_ENDED', `run ${runId} has ${state.status}; nothing more is appended to it`, {
             hint: 'start a new run, with parentRunId naming this one to continue its work',
           });
-        refuseGiven(runId, state, new Map(), record);
+        refuseGiven(runId, state, record);
       } catch (e) {
+        // A re-send (of a committed step, or of one earlier in this batch) is answered by the store, not refused.
+        const first = step.step_id === undefined ? undefined : earlier.get(step.step_id);
+        if (
+          isRuleRefusal(e) &&
+          (first !== undefined ? sameContent(first, record) : await committedResend(journal, record, after))
+        ) {
+          yield step;
+          continue;
+        }
         if (e instanceof Error) e.message = `step ${line} of the batch (kind ${kind}): ${e.message}`;
         throw e;
       }
+      if (step.step_id !== undefined) earlier.set(step.step_id, record);
       // Folded as the record it will be, so the batch's later records are checked against it.
       foldRecord(state, {
         ...record,

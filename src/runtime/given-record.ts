@@ -17,8 +17,9 @@ import {
   type ModelCall,
   type RunState,
 } from '../record/run-state.js';
-import type { Begun } from '../record/saved-run-state.js';
+import type { StepRecord } from '../record/seal.js';
 import { StoreError } from '../store/errors.js';
+import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 
 /** What a record given whole carries that the rules read. */
@@ -112,18 +113,51 @@ const OUTCOMES: Record<string, 'tool' | 'model'> = {
   'model.failed': 'model',
 };
 
-/** Whether a record is a resolution (RUNS.md §5): the one record a run that has ended still takes. */
+/**
+ * Whether a record is a resolution (RUNS.md §5): the one record a run that has ended still takes. Its
+ * `meta.resolution` as the table has it — a decision of the four, `by` and `reason` non-empty — on the kind
+ * its decision takes (`done`: tool.completed; the others tool.failed).
+ */
 export function isResolution(r: GivenRecord): boolean {
-  return (r.kind === 'tool.completed' || r.kind === 'tool.failed') && resolutionOf(r.meta) !== null;
+  const resolution = resolutionOf(r.meta);
+  if (resolution === null || resolution.by === '' || resolution.reason === '') return false;
+  return r.kind === (resolution.decision === 'done' ? 'tool.completed' : 'tool.failed');
+}
+
+/** The refusal of run.completed whose `meta.unresolved` is not the list of the pending effects' ids. */
+function unresolvedRefusal(runId: string, pending: readonly Effect[], meta: unknown): RuntimeError | null {
+  const unresolved =
+    meta !== null && typeof meta === 'object' && !Array.isArray(meta)
+      ? (meta as Record<string, unknown>).unresolved
+      : undefined;
+  if (unresolved === undefined) return pending.length > 0 ? pendingAtCompletion(runId, pending) : null;
+  const listed = Array.isArray(unresolved) ? unresolved : null;
+  const ids = pending.map((e) => e.id);
+  if (
+    listed !== null &&
+    listed.length === ids.length &&
+    listed.every((x) => typeof x === 'string') &&
+    ids.every((id) => listed.includes(id))
+  )
+    return null;
+  const error = new RuntimeError(
+    'EFFECT_PENDING',
+    `run ${runId}: meta.unresolved must list the ids of the effects pending now, each once (${ids.length === 0 ? 'none is pending' : ids.map((id) => JSON.stringify(id)).join(', ')})`,
+    {
+      ...(pending.length > 0 ? { location: { seq: pending[0]!.seq } } : {}),
+      hint: 'list exactly the pending effects (stepchain effect list --pending), or resolve them first',
+    },
+  );
+  if (pending.length > 0) error.pendingEffect = pending[0]!.id;
+  return error;
 }
 
 /**
  * Throws what a writer refuses of `r` given the run's state (read to the chain's end by the caller's
- * retry loop before a refusal stands); RUN_ENDED is the caller's. `begun`: the started records by id, so
- * that re-sending the very start already recorded (its acknowledgement lost) is answered by the store, not
- * refused.
+ * retry loop before a refusal stands); RUN_ENDED is the caller's, and so is answering a re-send
+ * (committedResend).
  */
-export function refuseGiven(runId: string, state: RunState, begun: Begun, r: GivenRecord): void {
+export function refuseGiven(runId: string, state: RunState, r: GivenRecord): void {
   const outcome = OUTCOMES[r.kind];
   if (outcome !== undefined) {
     const id = typeof r.ref === 'string' ? r.ref : '';
@@ -133,23 +167,21 @@ export function refuseGiven(runId: string, state: RunState, begun: Begun, r: Giv
     return;
   }
   if (r.kind === 'run.completed') {
-    const pending = pendingOf(state);
-    const unresolved =
-      r.meta !== null && typeof r.meta === 'object' && !Array.isArray(r.meta) && 'unresolved' in r.meta;
-    if (pending.length > 0 && !unresolved) throw pendingAtCompletion(runId, pending);
+    const refused = unresolvedRefusal(runId, pendingOf(state), r.meta);
+    if (refused !== null) throw refused;
     return;
   }
   if (r.kind !== 'tool.started' && r.kind !== 'model.started') return;
   const id = r.step_id;
   if (id !== undefined && (state.effects.has(id) || state.models.has(id))) {
-    if (resends(begun.get(id), r)) return;
     const effect = state.effects.get(id);
     if (effect === undefined)
       throw new StoreError('STEP_ID_CONFLICT', `run ${runId}: id ${JSON.stringify(id)} is a model request of the run`, {
         location: { seq: state.models.get(id)!.seq },
         hint: 'start it with a new id, or without one',
       });
-    throw effect.status === 'started' ? pendingError(runId, effect, r.kind) : idTaken(runId, effect);
+    const name = toolCallOf({ tool_call: (r.tool_call ?? null) as Json })?.name;
+    throw effect.status === 'started' ? pendingError(runId, effect, name ?? r.kind) : idTaken(runId, effect);
   }
   if (r.kind === 'model.started') return;
   const call = toolCallOf({ tool_call: (r.tool_call ?? null) as Json });
@@ -164,23 +196,49 @@ export function refuseGiven(runId: string, state: RunState, begun: Begun, r: Giv
   }
 }
 
-/** Whether `r` repeats, member for member, the start recorded under its id. */
-function resends(first: ReturnType<Begun['get']>, r: GivenRecord): boolean {
-  if (first === undefined) return false;
-  const same = (a: unknown, b: Json): boolean => {
+/**
+ * How far back a refused record is looked for as a re-send: the store's default idempotency window
+ * (FILE-STORE.md §10), within which the store answers an identical step_id with the step it holds.
+ */
+const RESEND_WINDOW = 10_000;
+const CONTENT = ['kind', 'ref', 'input', 'model', 'prompt', 'tool_call', 'result', 'error', 'meta'] as const;
+
+/** Whether two records hold the same content fields and meta (canonical forms; absent: the writer's default). */
+export function sameContent(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const text = (r: Record<string, unknown>, k: (typeof CONTENT)[number]): string => {
+    const v = r[k] ?? (k === 'kind' ? 'step' : k === 'meta' ? {} : null);
     try {
-      return (
-        canonicalJson(a ?? null, { refuseReserved: false, maxDepth: 128 }) ===
-        canonicalJson(b, { refuseReserved: false, maxDepth: 128 })
-      );
+      return canonicalJson(v, { refuseReserved: false, maxDepth: 128 });
     } catch {
-      return false;
+      return '\u0000unreadable';
     }
   };
-  return (
-    same(r.input, first.input) &&
-    same(r.model, first.model) &&
-    same(r.prompt, first.prompt) &&
-    same(r.tool_call, first.tool_call)
-  );
+  return CONTENT.every((k) => text(a, k) === text(b, k));
+}
+
+/**
+ * The step a refused record re-sends: one of the journal's last RESEND_WINDOW steps up to `lastSeq` with its
+ * step_id and the same content, else null. An agent that crashed before it saw its acknowledgement re-sends
+ * the very record, which the rules would now refuse (its outcome stands, its start is pending): the store
+ * answers such a retry with the step it holds (FILE-STORE.md §10), and so does this (an outsider's finding).
+ */
+export async function committedResend(
+  journal: Journal,
+  r: GivenRecord & { ts?: unknown },
+  lastSeq: number,
+): Promise<AppendResult | null> {
+  if (r.step_id === undefined || lastSeq < 0) return null;
+  for await (const stored of journal.read({ from: Math.max(0, lastSeq - RESEND_WINDOW + 1), to: lastSeq })) {
+    const s = stored as StepRecord & Record<string, unknown>;
+    if (s.step_id !== r.step_id) continue;
+    const ts = r.ts instanceof Date ? r.ts.toISOString() : r.ts;
+    if (!sameContent(s, r as unknown as Record<string, unknown>) || (ts !== undefined && ts !== s.ts)) return null;
+    return { seq: s.seq, step_id: s.step_id, step_hash: s.step_hash, prev_hash: s.prev_hash, ts: s.ts };
+  }
+  return null;
+}
+
+/** Whether an error is a refusal by the run's rules (which a re-send may meet), not a failure of the store. */
+export function isRuleRefusal(e: unknown): boolean {
+  return e instanceof RuntimeError || (e instanceof StoreError && e.code === 'STEP_ID_CONFLICT');
 }

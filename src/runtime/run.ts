@@ -22,8 +22,10 @@ import { StepchainError } from '../errors.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import {
+  committedResend,
   idTaken,
   isResolution,
+  isRuleRefusal,
   outcomeRefusal,
   pendingAtCompletion,
   pendingError,
@@ -469,13 +471,20 @@ export class Run {
    * are pending without meta.unresolved (EFFECT_PENDING).
    */
   record(step: RunStep): Promise<AppendResult> {
-    return this.inTurn(() =>
-      this.checked(() => {
-        if (!isResolution(step)) this.refuseEnded(step.kind);
-        refuseGiven(this.runId, this.state, this.begun, step);
-        return step;
-      }),
-    );
+    return this.inTurn(async () => {
+      try {
+        return await this.checked(() => {
+          if (!isResolution(step)) this.refuseEnded(step.kind);
+          refuseGiven(this.runId, this.state, step);
+          return step;
+        });
+      } catch (e) {
+        // The very record re-sent after a lost acknowledgement: answered with the step it is, as the store would.
+        const resent = isRuleRefusal(e) ? await committedResend(this.journal, step, this.state.lastSeq) : null;
+        if (resent === null) throw e;
+        return resent;
+      }
+    });
   }
 
   /** RUN_ENDED when the state read so far has the run's run.completed or run.failed. */

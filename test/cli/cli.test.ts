@@ -174,10 +174,17 @@ describe('stepchain CLI', () => {
     });
     expect(batch.code).toBe(2);
     expect(batch.stderr).toMatch(/<stdin>:2: byte 11 of the line \(0xff\) is not UTF-8/);
-    for (const wide of ['12345678901234567890', '-9007199254740993', '[1, {"a": 90071992547409931}]']) {
+    for (const wide of [
+      '12345678901234567890',
+      '-9007199254740993',
+      '[1, {"a": 90071992547409931}]',
+      '1.2345678901234567890e19',
+    ]) {
       const r = await run(['append', journal], { cwd: dir, input: `{"input":${wide}}` });
       expect(r.code, wide).toBe(2);
-      expect(r.stderr, wide).toMatch(/<stdin>:1:\d+ holds the integer -?\d+, which no JSON number carries exactly/);
+      expect(r.stderr, wide).toMatch(
+        /<stdin>:1:\d+ holds the number -?[0-9.e]+, which no JSON number \(a double\) carries exactly/,
+      );
     }
     expect(treeDigest(journal)).toBe(before);
   });

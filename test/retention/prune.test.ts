@@ -6,7 +6,7 @@
  * SIGKILLed mid-way, which starts a real process.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
@@ -399,11 +399,22 @@ test("a prune killed between a run's rename and its deletion is finished by the 
   expect(run(['prune', root, '--keep-days', '30', '--dry-run']).status).toBe(0);
   expect(snapshot(root)).toEqual(before);
 
+  // What a removal never leaves is never deleted, whatever its name (outsider C): a file, links to elsewhere.
+  const elsewhere = tempDir('stepchain-prune-elsewhere-');
+  writeFileSync(join(elsewhere, 'keep.txt'), 'kept');
+  writeFileSync(join(root, '.removing-1111111111111111'), 'a file of the user');
+  symlinkSync(elsewhere, join(root, '.removing-2222222222222222'));
+  symlinkSync(join(elsewhere, 'keep.txt'), join(root, '.removing-3333333333333333'));
   const again = run(['prune', root, '--keep-days', '30', '--json']);
   expect(again.status).toBe(0);
   expect(JSON.parse(again.stdout)).toMatchObject({ finished: 1, removed: [] });
+  expect(
+    readdirSync(root)
+      .filter((n) => n.startsWith('.removing-'))
+      .sort(),
+  ).toEqual(['.removing-1111111111111111', '.removing-2222222222222222', '.removing-3333333333333333']);
+  expect(readFileSync(join(elsewhere, 'keep.txt'), 'utf8')).toBe('kept');
   expect(grepTree(root, 'secret-of-old')).toEqual([]);
-  expect(readdirSync(root).filter((n) => n.startsWith('.removing-'))).toEqual([]);
   expect((await readTombstones(store)).map((t) => t.journal)).toEqual(['old']);
   // Nothing left to finish: the text says nothing of it.
   expect(run(['prune', root, '--keep-days', '30']).stderr).not.toContain('interrupted prune had removed');

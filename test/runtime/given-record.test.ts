@@ -92,6 +92,53 @@ describe('Run.record keeps the run rules', () => {
   });
 });
 
+describe('what outsider C found in the first version of these rules', () => {
+  test('meta.unresolved must list exactly the pending effects; an invalid resolution does not pass the end', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const e = await run.record({ kind: 'tool.started', tool_call: pay(1) });
+    for (const unresolved of [[], ['not-an-effect'], e.step_id, {}, null, [e.step_id, e.step_id], [e.step_id, 'x']])
+      expect(
+        await code(run.record({ kind: 'run.completed', result: 'x', meta: { unresolved } as never })),
+        JSON.stringify(unresolved),
+      ).toBe('EFFECT_PENDING');
+    await run.record({ kind: 'run.completed', result: 'x', meta: { unresolved: [e.step_id] } });
+    const resolution = (decision: string, by: string, reason: string) => ({ resolution: { decision, by, reason } });
+    for (const [kind, meta] of [
+      ['tool.failed', resolution('abandon', '', '')],
+      ['tool.failed', resolution('abandon', 'ops', '')],
+      ['tool.failed', resolution('done', 'ops', 'checked')],
+      ['tool.completed', resolution('retry', 'ops', 'checked')],
+    ] as const)
+      expect(
+        await code(run.record({ kind, ref: e.step_id, error: { name: 'EffectResolved', message: 'x' }, meta })),
+        JSON.stringify([kind, meta]),
+      ).toBe('RUN_ENDED');
+    await run.record({
+      kind: 'tool.completed',
+      ref: e.step_id,
+      result: 'paid',
+      meta: resolution('done', 'ops', 'bank'),
+    });
+  });
+
+  test('the very record re-sent after a lost acknowledgement is answered with the step it is, whatever the rules say now', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const start = { kind: 'tool.started', step_id: 's1', tool_call: pay(1) };
+    const first = await run.record(start);
+    expect((await run.record(start)).seq).toBe(first.seq); // pending: a repeat of its intent, but the same record
+    const end = { kind: 'tool.completed', step_id: 'o1', ref: 's1', tool_call: pay(1), result: 1 };
+    const ended = await run.record(end);
+    expect((await run.record(end)).seq).toBe(ended.seq);
+    expect((await run.record(start)).seq).toBe(first.seq);
+    const done = { kind: 'run.completed', step_id: 'done', result: 'ok' };
+    const completed = await run.record(done);
+    expect((await run.record(done)).seq).toBe(completed.seq);
+    // Not the same record: refused as before.
+    expect(await code(run.record({ ...end, result: 2 }))).toBe('RUN_ENDED');
+    expect((await run.journal.head())!.seq).toBe(completed.seq);
+  });
+});
+
 describe('stepchain append on a run journal (outsider B)', () => {
   const dir = tempDir('stepchain-append-rules-');
   const { run, feed, ok } = cliIn(dir);
@@ -134,6 +181,45 @@ describe('stepchain append on a run journal (outsider B)', () => {
     // Plain steps still go in, and `effect list` sees what append wrote.
     expect((await feed(['append', 'r'], line({ input: 'a note' }))).code).toBe(0);
     expect(JSON.parse((await run('effect', 'list', 'r', '--pending', '--json')).stdout)).toMatchObject({ pending: 1 });
+  });
+
+  test('re-sending what was committed, alone or as a batch, or a record twice in one batch, adds nothing and exits 0', async () => {
+    await ok('init', 'again', '--run');
+    const lines = (...o: object[]): string => o.map((x) => JSON.stringify(x)).join('\n') + '\n';
+    const batch = lines(
+      { kind: 'tool.started', step_id: 'e1', tool_call: pay(1) },
+      { kind: 'tool.completed', step_id: 'd1', ref: 'e1', tool_call: pay(1), result: 1 },
+      { kind: 'tool.started', step_id: 'e2', tool_call: { name: 't', arguments: {} } },
+    );
+    expect((await feed(['append', 'again', '--jsonl'], batch)).code).toBe(0);
+    const before = digest('again');
+    const resent = await feed(['append', 'again', '--jsonl'], batch);
+    expect(resent.code, resent.stderr).toBe(0);
+    const alone = await feed(
+      ['append', 'again'],
+      lines({ kind: 'tool.started', step_id: 'e2', tool_call: { name: 't', arguments: {} } }),
+    );
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(digest('again')).toBe(before);
+    const twice = lines(
+      { kind: 'tool.completed', step_id: 'd2', ref: 'e2', result: 2 },
+      { kind: 'tool.completed', step_id: 'd2', ref: 'e2', result: 2 },
+    );
+    const r = await feed(['append', 'again', '--jsonl', '--json'], twice);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ steps: 2, appended: [{ step_id: 'd2' }] });
+    // A repeat of the pending intent under a new id is still refused, and names the tool.
+    await ok('init', 'named', '--run');
+    await feed(
+      ['append', 'named'],
+      lines({ kind: 'tool.started', step_id: 'p1', tool_call: { name: 't', arguments: {} } }),
+    );
+    const repeat = await feed(
+      ['append', 'named'],
+      lines({ kind: 'tool.started', step_id: 'p1', tool_call: { name: 't', arguments: { x: 1 } } }),
+    );
+    expect(repeat.code).toBe(2);
+    expect(repeat.stderr).toMatch(/EFFECT_PENDING: run named: "t" would repeat effect p1/);
   });
 
   test('--jsonl: a batch is checked record by record, against the run and the batch before it, all or nothing', async () => {

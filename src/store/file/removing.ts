@@ -5,7 +5,7 @@
  * finding: a prune killed there left them for good, with every later prune saying "removed 0 runs").
  */
 import { randomBytes } from 'node:crypto';
-import { readdir, rename, rm } from 'node:fs/promises';
+import { lstat, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ioError } from '../errors.js';
 import { fsyncDir, isNotFound } from './fsutil.js';
@@ -26,6 +26,8 @@ export async function finishRemovals(root: string): Promise<number> {
   for (const name of names) {
     if (!REMOVING_RE.test(name)) continue;
     try {
+      // Only what a removal leaves: a directory (never a file or a link someone placed under that name).
+      if (!(await lstat(join(root, name))).isDirectory()) continue;
       await rm(join(root, name), { recursive: true, force: true });
       finished++;
     } catch {
