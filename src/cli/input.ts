@@ -53,7 +53,7 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
     const literal = /^-?[0-9.eE+-]+/.exec(text.slice(inexact))![0];
     throw new InputError(
       'INPUT_INVALID',
-      `${where.file}:${line}:${pos.column} holds the number ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which no JSON number (a double) carries exactly: it would be stored as ${String(Number(literal))} (RFC 7493 §2.2). Send it as a string`,
+      `${where.file}:${line}:${pos.column} holds the number ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which would be stored as ${String(Number(literal))}, another number: a JSON number is a double here (RFC 8785; RFC 7493 §2.2). Send it as a string`,
       { location: { file: where.file, line } },
     );
   }
@@ -68,13 +68,14 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
 const MAY_LOSE_DIGITS = /[0-9.]{16}|[eE][+-]?[0-9]{3}/;
 
 /**
- * The index of the first number outside strings whose value the journal would not keep, in a text the strict
+ * The index of the first number outside strings that the journal would store as another, in a text the strict
  * scan accepted as JSON; -1 when there is none. JSON.parse rounds a number to a double and the journal writes
  * that double's shortest form (RFC 8785), so 12345678901234567890 would be stored as 12345678901234567000 and
- * the step would hold a number the agent never sent (an outsider's finding; the same in any notation:
- * 12345678901234567890.0, 1.2345678901234567890e19, and 2^63, whose double is exact but is written
- * 9223372036854776000). Kept: every number whose stored form has the same value as what was sent — all that
- * JSON.stringify or any shortest-form writer produces (35809267966483470, 1e21 written out, 0.1).
+ * the step would hold a number the agent never sent (outsiders B and C). Kept: a number whose stored form has
+ * its value (35809267966483470, 1e21 written out, 0.1), and a decimal or exponent form that is its double
+ * written to the digits it gives (Java's 9.999999999999999E22 and 4.9E-324, C's 0.10000000000000001: outsider D),
+ * as a writer of doubles writes them. Refused: an integer written out that its double changes (2^63 too: it is
+ * stored as 9223372036854776000), digits a double does not hold (0.1000000000000000000001), underflow (1e-400).
  */
 export function inexactNumber(text: string): number {
   if (!MAY_LOSE_DIGITS.test(text)) return -1;
@@ -89,10 +90,22 @@ export function inexactNumber(text: string): number {
     let end = i + 1;
     while (end < text.length && /[0-9.eE+-]/.test(text[end]!)) end++;
     const literal = text.slice(i, end);
-    if (MAY_LOSE_DIGITS.test(literal) && decimalValue(literal) !== decimalValue(String(Number(literal)))) return i;
+    if (MAY_LOSE_DIGITS.test(literal) && !keepsItsValue(literal)) return i;
     i = end - 1;
   }
   return -1;
+}
+
+/** Whether the journal stores `literal` as itself (see inexactNumber). */
+function keepsItsValue(literal: string): boolean {
+  const value = decimalValue(literal);
+  const stored = Number(literal);
+  if (value === decimalValue(String(stored))) return true;
+  if (/^-?[0-9]+$/.test(literal)) return false;
+  // A double written to `digits` significant digits: its exact value rounded there (toPrecision rounds the exact
+  // binary value). Zero has no such form: a non-zero decimal stored as 0 underflowed.
+  const digits = value.replace(/^-/, '').split('e')[0]!.length;
+  return stored !== 0 && digits <= 100 && value === decimalValue(stored.toPrecision(digits));
 }
 
 /** A JSON number's exact value as `[-]digits e exponent`, digits without leading or trailing zeros ("0" for zero). */

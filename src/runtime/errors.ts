@@ -21,7 +21,10 @@ export type RuntimeErrorCode =
    * same idempotency key as a pending effect), or completing a run while effects are pending (RUNS.md §5).
    */
   | 'EFFECT_PENDING'
-  /** The CLI's `effect begin` with an idempotency key, or an --id, whose effect completed (the library returns that effect). */
+  /**
+   * The CLI's `effect begin` with an idempotency key, or an --id, whose effect completed (beginTool returns that
+   * effect); Run.record (and `append`) given a tool.started under the id of an effect that completed with the same intent.
+   */
   | 'EFFECT_EXISTS'
   /** An append to a run that already has its run.completed or run.failed record. */
   | 'RUN_ENDED'

@@ -8,8 +8,7 @@ import { foldRecord, type RunState } from '../record/run-state.js';
 import type { StepInput } from '../record/input.js';
 import type { StepRecord } from '../record/seal.js';
 import type { Journal } from '../store/types.js';
-import { RuntimeError } from './errors.js';
-import { committedResend, isResolution, isRuleRefusal, refuseGiven, sameContent } from './given-record.js';
+import { committedResend, endedRefusal, isRuleRefusal, refuseGiven, sameContent } from './given-record.js';
 import { Run } from './run.js';
 
 /**
@@ -36,10 +35,8 @@ export async function underRunRules(
       const kind = typeof step.kind === 'string' ? step.kind : 'step';
       const record = { ...step, kind };
       try {
-        if (state.status !== 'running' && !isResolution(record))
-          throw new RuntimeError('RUN_ENDED', `run ${runId} has ${state.status}; nothing more is appended to it`, {
-            hint: 'start a new run, with parentRunId naming this one to continue its work',
-          });
+        const ended = endedRefusal(runId, state.status, record);
+        if (ended !== null) throw ended;
         refuseGiven(runId, state, record);
       } catch (e) {
         // A re-send (of a committed step, or of one earlier in this batch) is answered by the store, not refused.

@@ -124,6 +124,27 @@ export function isResolution(r: GivenRecord): boolean {
   return r.kind === (resolution.decision === 'done' ? 'tool.completed' : 'tool.failed');
 }
 
+/**
+ * RUN_ENDED for `r` on a run that has ended (`status`), saying what a resolution needs where `r` carries a
+ * `meta.resolution` that is not one (RUNS.md §5: the one record an ended run still takes); null for a resolution.
+ */
+export function endedRefusal(runId: string, status: RunState['status'], r: GivenRecord): RuntimeError | null {
+  if (status === 'running' || isResolution(r)) return null;
+  const meta = r.meta !== null && typeof r.meta === 'object' ? (r.meta as Record<string, unknown>) : null;
+  const tried = meta !== null && 'resolution' in meta;
+  return new RuntimeError(
+    'RUN_ENDED',
+    tried
+      ? `run ${runId} has ${status}; it still takes a resolution of a pending effect, and this one is not well formed: meta.resolution needs a decision (retry, done, abandon or compensated), a non-empty by and a non-empty reason, on a tool.completed for done and a tool.failed for the others`
+      : `run ${runId} has ${status} (its run.${status} record); nothing more is appended to it (asked: ${r.kind})`,
+    {
+      hint: tried
+        ? 'or record it with stepchain effect resolve <journal> <id> (--retry | --done --result JSON | --abandon | --compensated) --reason TEXT --by WHO'
+        : 'start a new run (startRun), with parentRunId naming this one to continue its work',
+    },
+  );
+}
+
 /** The refusal of run.completed whose `meta.unresolved` is not the list of the pending effects' ids. */
 function unresolvedRefusal(runId: string, pending: readonly Effect[], meta: unknown): RuntimeError | null {
   const unresolved =
@@ -180,8 +201,24 @@ export function refuseGiven(runId: string, state: RunState, r: GivenRecord): voi
         location: { seq: state.models.get(id)!.seq },
         hint: 'start it with a new id, or without one',
       });
-    const name = toolCallOf({ tool_call: (r.tool_call ?? null) as Json })?.name;
-    throw effect.status === 'started' ? pendingError(runId, effect, name ?? r.kind) : idTaken(runId, effect);
+    const call = toolCallOf({ tool_call: (r.tool_call ?? null) as Json });
+    if (effect.status === 'started') throw pendingError(runId, effect, call?.name ?? r.kind);
+    // Completed with the same intent: the effect it names, as effect begin --id answers (RUNS.md §5).
+    if (
+      effect.status === 'completed' &&
+      call !== null &&
+      effect.tool !== null &&
+      intentKey(call.name, call.arguments) === intentKey(effect.tool, effect.args)
+    )
+      throw new RuntimeError(
+        'EFFECT_EXISTS',
+        `run ${runId}: id ${JSON.stringify(id)} is effect ${JSON.stringify(effect.tool)} at seq ${effect.seq}, which completed at seq ${effect.endSeq} with this tool and these arguments: it is not begun again`,
+        {
+          location: { seq: effect.seq },
+          hint: 'read its result (stepchain effect list, run.effects()); a new effect needs a new id',
+        },
+      );
+    throw idTaken(runId, effect);
   }
   if (r.kind === 'model.started') return;
   const call = toolCallOf({ tool_call: (r.tool_call ?? null) as Json });

@@ -23,8 +23,8 @@ import type { AppendResult, Journal } from '../store/types.js';
 import { RuntimeError } from './errors.js';
 import {
   committedResend,
+  endedRefusal,
   idTaken,
-  isResolution,
   isRuleRefusal,
   outcomeRefusal,
   pendingAtCompletion,
@@ -474,7 +474,8 @@ export class Run {
     return this.inTurn(async () => {
       try {
         return await this.checked(() => {
-          if (!isResolution(step)) this.refuseEnded(step.kind);
+          const ended = endedRefusal(this.runId, this.state.status, step);
+          if (ended !== null) throw ended;
           refuseGiven(this.runId, this.state, step);
           return step;
         });

@@ -139,6 +139,34 @@ describe('what outsider C found in the first version of these rules', () => {
   });
 });
 
+describe('what outsider D found', () => {
+  test('a start under the id of an effect that completed with the same intent: EFFECT_EXISTS, as effect begin --id', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const start = { kind: 'tool.started', step_id: 'x1', tool_call: pay(1) };
+    await run.record(start);
+    await run.record({ kind: 'tool.completed', ref: 'x1', tool_call: pay(1), result: 'ok' });
+    // Not a re-send (another ts): the effect it names, not a conflict.
+    expect(await code(run.record({ ...start, ts: '2026-01-01T00:00:00.000Z' }))).toBe('EFFECT_EXISTS');
+    expect(await code(run.record({ ...start, tool_call: pay(2) }))).toBe('STEP_ID_CONFLICT');
+  });
+
+  test('after the end, a resolution that is not well formed is told what a resolution needs', async () => {
+    const run = await startRun(new MemoryStore(), { runId: 'r' });
+    const e = await run.record({ kind: 'tool.started', tool_call: pay(1) });
+    await run.record({ kind: 'run.completed', result: 'x', meta: { unresolved: [e.step_id] } });
+    const bad = run.record({
+      kind: 'tool.failed',
+      ref: e.step_id,
+      error: { name: 'EffectResolved', message: 'x' },
+      meta: { resolution: { decision: 'abandon', by: 'ops', reason: '' } },
+    });
+    await expect(bad).rejects.toThrow(/needs a decision .*, a non-empty by and a non-empty reason/);
+    await expect(run.record({ kind: 'step', input: 'x' })).rejects.toThrow(
+      /nothing more is appended to it \(asked: step\)/,
+    );
+  });
+});
+
 describe('stepchain append on a run journal (outsider B)', () => {
   const dir = tempDir('stepchain-append-rules-');
   const { run, feed, ok } = cliIn(dir);
