@@ -20,7 +20,7 @@ import { Run } from './run.js';
 export async function underRunRules(
   journal: Journal,
   steps: AsyncIterable<StepInput>,
-): Promise<{ steps: AsyncGenerator<StepInput>; after: number } | null> {
+): Promise<{ steps: AsyncGenerator<StepInput>; after: number; saveState: () => Promise<void> } | null> {
   if (!capabilitiesOf(journal.genesis).runRecords) return null;
   const run = Run.of(journal);
   const state: RunState = structuredClone(await run.refresh());
@@ -63,5 +63,8 @@ export async function underRunRules(
       yield step;
     }
   }
-  return { steps: checked(), after };
+  // `saveState`, once the batch is committed: the run as it was read before it (FILE-STORE.md §19), so the next
+  // command folds from there, not from the chain's start, and an append's cost does not grow with the run
+  // (the batch's own records are folded by the command after it). Not before: a refused batch writes nothing.
+  return { steps: checked(), after, saveState: () => run.saveState() };
 }

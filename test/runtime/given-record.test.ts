@@ -250,6 +250,17 @@ describe('stepchain append on a run journal (outsider B)', () => {
     expect(repeat.stderr).toMatch(/EFFECT_PENDING: run named: "t" would repeat effect p1/);
   });
 
+  test('--jsonl saves the run as it read it, so the next command folds only what came after (flat in the run)', async () => {
+    await ok('init', 'saved', '--run');
+    const lines = (n: number, from: number): string =>
+      Array.from({ length: n }, (_, i) => JSON.stringify({ input: { i: from + i } })).join('\n') + '\n';
+    expect((await feed(['append', 'saved', '--jsonl'], lines(50, 0))).code).toBe(0);
+    expect((await feed(['append', 'saved', '--jsonl'], lines(1, 50))).code).toBe(0);
+    // The second batch read the run to seq 50 (the genesis' run.started and the 50 before it) and saved it there.
+    const saved = JSON.parse(readFileSync(join(dir, 'saved', '.run-state.json'), 'utf8')) as { seq: number };
+    expect(saved.seq).toBe(50);
+  });
+
   test('--jsonl: a batch is checked record by record, against the run and the batch before it, all or nothing', async () => {
     await ok('init', 'b', '--run');
     const lines = (...o: object[]): string => o.map((x) => JSON.stringify(x)).join('\n') + '\n';

@@ -101,11 +101,13 @@ async function appendJsonl(out: Output, location: string, file: string | undefin
       const steps: StepInput[] = [];
       for await (const s of input) steps.push(s);
       const results = await j.appendMany(steps, after);
+      await ruled?.saveState();
       if (out.json) out.document('append', { ok: true, appended: results });
       else for (const r of results) out.print(`${r.seq} ${r.step_hash}`);
       return EXIT_OK;
     }
     const batch = await streaming.call(j as FileJournal, input, after); // eslint-disable-line @typescript-eslint/no-unsafe-class-instance-assignment -- a journal with appendStream is a FileJournal (checked just above)
+    await ruled?.saveState();
     const appended: AppendResult[] = [];
     if (batch.first !== null) {
       for await (const l of j.lines({ from: batch.first, to: batch.last! })) {
