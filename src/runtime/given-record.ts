@@ -131,17 +131,22 @@ export function isResolution(r: GivenRecord): boolean {
 export function endedRefusal(runId: string, status: RunState['status'], r: GivenRecord): RuntimeError | null {
   if (status === 'running' || isResolution(r)) return null;
   const meta = r.meta !== null && typeof r.meta === 'object' ? (r.meta as Record<string, unknown>) : null;
-  const tried = meta !== null && 'resolution' in meta;
+  if (meta === null || !('resolution' in meta)) return runEnded(runId, status, r.kind);
   return new RuntimeError(
     'RUN_ENDED',
-    tried
-      ? `run ${runId} has ${status}; it still takes a resolution of a pending effect, and this one is not well formed: meta.resolution needs a decision (retry, done, abandon or compensated), a non-empty by and a non-empty reason, on a tool.completed for done and a tool.failed for the others`
-      : `run ${runId} has ${status} (its run.${status} record); nothing more is appended to it (asked: ${r.kind})`,
+    `run ${runId} has ${status}; it still takes a resolution of a pending effect, and this one is not well formed: meta.resolution needs a decision (retry, done, abandon or compensated), a non-empty by and a non-empty reason, on a tool.completed for done and a tool.failed for the others`,
     {
-      hint: tried
-        ? 'or record it with stepchain effect resolve <journal> <id> (--retry | --done --result JSON | --abandon | --compensated) --reason TEXT --by WHO'
-        : 'start a new run (startRun), with parentRunId naming this one to continue its work',
+      hint: 'or record it with stepchain effect resolve <journal> <id> (--retry | --done --result JSON | --abandon | --compensated) --reason TEXT --by WHO',
     },
+  );
+}
+
+/** RUN_ENDED: the run has its run.completed or run.failed record, and takes nothing more (`what` was asked). */
+export function runEnded(runId: string, status: 'completed' | 'failed', what: string): RuntimeError {
+  return new RuntimeError(
+    'RUN_ENDED',
+    `run ${runId} has ${status} (its run.${status} record); nothing more is appended to it (asked: ${what})`,
+    { hint: 'start a new run (startRun), with parentRunId naming this one to continue its work' },
   );
 }
 

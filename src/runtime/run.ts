@@ -30,6 +30,7 @@ import {
   pendingAtCompletion,
   pendingError,
   refuseGiven,
+  runEnded,
 } from './given-record.js';
 import {
   emptyState,
@@ -490,14 +491,7 @@ export class Run {
 
   /** RUN_ENDED when the state read so far has the run's run.completed or run.failed. */
   private refuseEnded(what: string): void {
-    if (this.state.status === 'running') return;
-    throw new RuntimeError(
-      'RUN_ENDED',
-      `run ${this.runId} has ${this.state.status} (its run.${this.state.status} record); nothing more is appended to it (asked: ${what})`,
-      {
-        hint: 'start a new run (startRun), with parentRunId naming this one to continue its work',
-      },
-    );
+    if (this.state.status !== 'running') throw runEnded(this.runId, this.state.status, what);
   }
 
   async beginModel(options: BeginModelOptions = {}): Promise<ModelCallHandle> {
