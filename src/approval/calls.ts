@@ -5,7 +5,7 @@
 import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js';
 import { setMember } from '../canonical/json.js';
 import { holdsWatchedText, toolCallMembers } from '../canonical/scan-fast.js';
-import { digestUtf8 } from '../canonical/sha256.js';
+import { latin1Utf8 } from '../canonical/sha256.js';
 import { numbersExact } from './exact-numbers.js';
 
 type Rec = Record<string, unknown>;
@@ -178,9 +178,14 @@ export function storedCall(line: string): StoredCall | null {
  * they sit as a sealer writes them (`seq`, `step_hash`, `step_id`, `tool_call`, `ts`, adjacent), the call's
  * members come from the same scan (scan-fast.ts toolCallMembers) and its place from the spans, with no search
  * over the line; anywhere else, storedCall's own reading. The same answer either way
- * (test/approval/stored-call.test.ts).
+ * (test/approval/stored-call.test.ts). `linksRead`: the line's own check found its seq and step_hash true to
+ * their rules (chain/line.ts), so their texts need no second look here.
  */
-export function storedCallIn(line: string, top: ReadonlyMap<string, readonly [number, number]>): StoredCall | null {
+export function storedCallIn(
+  line: string,
+  top: ReadonlyMap<string, readonly [number, number]>,
+  linksRead = false,
+): StoredCall | null {
   const callMembers = toolCallMembers(line);
   const seq = top.get('seq');
   const hash = top.get('step_hash');
@@ -204,11 +209,14 @@ export function storedCallIn(line: string, top: ReadonlyMap<string, readonly [nu
   )
     return storedCall(line);
   if (holdsWatchedText(line) === true) return null;
-  // What BEFORE_ID asks of the text between `,"seq":` and `,"step_id":`, asked in place.
-  DIGITS.lastIndex = seq[0];
-  STEP_HASH.lastIndex = hash[0];
-  if (!DIGITS.test(line) || DIGITS.lastIndex !== seq[1] || !STEP_HASH.test(line) || STEP_HASH.lastIndex !== hash[1])
-    return null;
+  // What BEFORE_ID asks of the text between `,"seq":` and `,"step_id":`, asked in place; already answered where
+  // the line's own check read its seq and step_hash (`linksRead`: a canonical seq is digits, a valid step_hash a digest).
+  if (!linksRead) {
+    DIGITS.lastIndex = seq[0];
+    STEP_HASH.lastIndex = hash[0];
+    if (!DIGITS.test(line) || DIGITS.lastIndex !== seq[1] || !STEP_HASH.test(line) || STEP_HASH.lastIndex !== hash[1])
+      return null;
+  }
   // Spans of the whole line: callAt reads the call's members at an offset of 0 from the line's start.
   return callAt(line, callMembers, 0, id, Number(line.slice(seq[0], seq[1])), call[1]);
 }
@@ -243,10 +251,12 @@ function callAt(
   // Arguments given as text may compare as the object they hold (comparedArguments): the caller parses.
   if (a === undefined || n === undefined || line.charCodeAt(from + a[0]) === 34) return null;
   // Another member holding an object or array may wrap further calls (wire-calls.ts callsIn): the caller parses.
-  for (const [k, [s]] of members) {
-    const c = line.charCodeAt(from + s);
-    if (k !== 'arguments' && k !== 'name' && (c === 0x7b || c === 0x5b)) return null;
-  }
+  let wraps = false;
+  members.forEach((span, k) => {
+    const c = line.charCodeAt(from + span[0]);
+    if (k !== 'arguments' && k !== 'name' && (c === 0x7b || c === 0x5b)) wraps = true;
+  });
+  if (wraps) return null;
   // The record's own `ts` and `v` end the line (FORMAT.md §14.6): `,"ts":"` inside a member after them (a line
   // verify refuses, UNKNOWN_FIELD) would otherwise pass off a call nested there, its seq and step_id, as the record's.
   const tsEnd = line.indexOf('"', end + 7);
@@ -256,11 +266,17 @@ function callAt(
 }
 
 /**
- * The key a stored call is remembered by before its request (earlier-calls.ts): the digest of its compared form,
- * then the canonical text of its name where the name is a string (a same-tool call, §5 step 4), else nothing.
+ * What a stored call is remembered by before its request (earlier-calls.ts): the SHA-256 of its compared form, as
+ * its 32 bytes in one-byte characters (sha256.ts latin1Utf8), and the canonical text of its name where the name is
+ * a string (a same-tool call, §5 step 4), else null.
  */
-export function storedKey(form: string): string {
-  return digestUtf8(form) + (nameTextOf(form) ?? '');
+export interface StoredKey {
+  digest: string;
+  name: string | null;
+}
+
+export function storedKey(form: string): StoredKey {
+  return { digest: latin1Utf8(form), name: nameTextOf(form) };
 }
 
 /** The canonical text of a compared form's name where it is a string (the form's last member), else null. */

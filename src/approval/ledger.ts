@@ -5,7 +5,7 @@
  * effect, so both read the rules from one place. Holds the requests seen (a handful), never the lines.
  * Pure; never throws on hostile input.
  */
-import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker } from './calls.js';
+import { EFFECT_EXTRA_MEMBERS, PART, callForm, callIsHidden, hasHidden, hasMarker, type StoredKey } from './calls.js';
 import { OUTCOME_KINDS, carriedCalls, otherTool } from './carried.js';
 import { keyIdOf } from '../crypto/ed25519.js';
 import { HiddenStarts } from './hidden-starts.js';
@@ -137,8 +137,8 @@ export class ApprovalLedger {
   }
 
   /** A record's call read from its stored line (calls.ts storedCall; its form's storedKey) while no request is held. */
-  storedCall(idText: string, seq: number, ts: string, formKey: string): void {
-    if (this.requests.size === 0) this.ran.stored(idText, seq, formKey);
+  storedCall(idText: string, seq: number, ts: string, key: StoredKey): void {
+    if (this.requests.size === 0) this.ran.stored(idText, seq, key.digest, key.name);
     this.dated(ts);
   }
 

@@ -39,11 +39,19 @@ export interface PackedFacts {
    * a newline, which no canonical line holds raw (empty fields for the others, whose facts carry it whole).
    */
   readings?: string;
+  /**
+   * Beside `readings`: the digest of each clean line's call (StoredCallKey.digest), DIGEST_BYTES characters per
+   * line (spaces where it has none). Apart, because a digest's characters may be any byte, the newline too.
+   */
+  callDigests?: string;
 }
 
 /** `sha256:` and 64 hex digits. */
 const DIGEST_CHARS = 71;
 const BLANK = ' '.repeat(2 * DIGEST_CHARS);
+/** A call's digest as one-byte characters. */
+const DIGEST_BYTES = 32;
+const NO_DIGEST = ' '.repeat(DIGEST_BYTES);
 
 /** Runs the per-line check on every line of a batch; null when this implementation does not read the format. */
 export function checkBatch(batch: LineBatch): PackedFacts | null {
@@ -60,7 +68,8 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
     if (typeof text !== 'string') all[i] = text;
     else {
       const { facts, members } = checkLineMembers(text, format, deferred);
-      const reading = members === null ? undefined : readLine(text, members, format);
+      const linksRead = facts.seq !== null && facts.stepHash !== null;
+      const reading = members === null ? undefined : readLine(text, members, format, linksRead);
       if (reading !== undefined) facts.reading = reading;
       all[i] = facts;
     }
@@ -71,25 +80,35 @@ export function checkBatch(batch: LineBatch): PackedFacts | null {
   const hashes: string[] = [];
   const others: LineFacts[] = [];
   const readings: string[] | null = format.capabilities.runRecords ? [] : null;
+  const digests: string[] | null = format.capabilities.approvals ? [] : null;
   for (let i = 0; i < ends.length; i++) {
     const f = all[i]!;
     if (isClean(f)) {
       seqs[i] = f.seq!;
       hashes.push(f.prevHash!, f.stepHash!);
       readings?.push(packReading(f.reading));
+      const call = f.reading?.call;
+      digests?.push(typeof call === 'object' && call !== null ? call.digest : NO_DIGEST);
     } else {
       seqs[i] = -1 - others.length;
       others.push(f);
       hashes.push(BLANK);
       readings?.push(NO_READING);
+      digests?.push(NO_DIGEST);
     }
   }
-  return { seqs, hashes: hashes.join(''), others, ...(readings === null ? {} : { readings: readings.join('') }) };
+  return {
+    seqs,
+    hashes: hashes.join(''),
+    others,
+    ...(readings === null ? {} : { readings: readings.join('') }),
+    ...(digests === null ? {} : { callDigests: digests.join('') }),
+  };
 }
 
 /**
  * A reading's fields: flags (kind is "step", step_id read, call state), step_id, and the call's id, seq, ts and
- * key (a record holding no call: its ts alone).
+ * name (empty where it has none: a name's text is quoted); a record holding no call: its ts alone.
  */
 const READING_FIELDS = 6;
 const NO_READING = '\n'.repeat(READING_FIELDS);
@@ -102,7 +121,7 @@ function packReading(r: LineReading | undefined): string {
   const c = typeof call === 'object' && call !== null ? call : null;
   return c === null
     ? `${flags}\n${r.stepId ?? ''}\n\n\n${r.ts ?? ''}\n\n`
-    : `${flags}\n${r.stepId ?? ''}\n${c.id}\n${c.seq}\n${c.ts}\n${c.key}\n`;
+    : `${flags}\n${r.stepId ?? ''}\n${c.id}\n${c.seq}\n${c.ts}\n${c.name ?? ''}\n`;
 }
 
 /** Each packed batch's readings split into fields, once, on the thread that unpacks it. */
@@ -126,8 +145,16 @@ function unpackReading(packed: PackedFacts, i: number): LineReading | undefined 
     const ts = fields[at + 4];
     if (ts !== undefined && ts !== '') reading.ts = ts;
   } else if (state === 0x70) reading.call = 'parse';
-  else if (state === 0x63)
-    reading.call = { id: fields[at + 2]!, seq: Number(fields[at + 3]), ts: fields[at + 4]!, key: fields[at + 5]! };
+  else if (state === 0x63) {
+    const name = fields[at + 5]!;
+    reading.call = {
+      id: fields[at + 2]!,
+      seq: Number(fields[at + 3]),
+      ts: fields[at + 4]!,
+      digest: packed.callDigests?.slice(DIGEST_BYTES * i, DIGEST_BYTES * (i + 1)) ?? '',
+      name: name === '' ? null : name,
+    };
+  }
   return reading;
 }
 

@@ -13,12 +13,14 @@ import type { LineReading } from './line.js';
 
 /**
  * The reading of a line that scanned as a canonical object with these top-level members, or undefined for a
- * format without run records (nothing reads it).
+ * format without run records (nothing reads it). `linksRead`: its check found seq and step_hash true to their
+ * rules (calls.ts storedCallIn).
  */
 export function readLine(
   text: string,
   members: ReadonlyMap<string, readonly [number, number]>,
   format: JournalFormat,
+  linksRead = false,
 ): LineReading | undefined {
   const caps = format.capabilities;
   if (!caps.runRecords) return undefined;
@@ -42,8 +44,12 @@ export function readLine(
         if (value !== null) reading.ts = value;
       }
     } else {
-      const read = call === undefined ? null : storedCallIn(text, members);
-      reading.call = read === null ? 'parse' : { id: read.id, seq: read.seq, ts: read.ts, key: storedKey(read.form) };
+      const read = call === undefined ? null : storedCallIn(text, members, linksRead);
+      if (read === null) reading.call = 'parse';
+      else {
+        const key = storedKey(read.form);
+        reading.call = { id: read.id, seq: read.seq, ts: read.ts, digest: key.digest, name: key.name };
+      }
     }
   }
 

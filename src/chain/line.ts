@@ -73,12 +73,16 @@ export interface LineReading {
   ts?: string;
 }
 
-/** A call read from its stored line: its step_id as JSON text, seq, ts, and its key (approval/calls.ts storedKey: the digest of its compared form, then its name). */
+/**
+ * A call read from its stored line: its step_id as JSON text, seq, ts, and its key (approval/calls.ts storedKey:
+ * the digest of its compared form as 32 one-byte characters, and its name's canonical text where that is a string).
+ */
 export interface StoredCallKey {
   id: string;
   seq: number;
   ts: string;
-  key: string;
+  digest: string;
+  name: string | null;
 }
 
 const encoder = new TextEncoder();

@@ -277,7 +277,7 @@ export class ChainVerifier {
       // Its id and key copied (ownString): slices of the line would hold it alive while the ledger holds them.
       const call = this.approvals?.active === true ? null : storedCall(line);
       if (call === null) return this.approval(line);
-      this.ledger().storedCall(ownString(call.id), call.seq, call.ts, ownString(storedKey(call.form)));
+      this.ledger().storedCall(ownString(call.id), call.seq, call.ts, storedKey(call.form));
     } else if (read === null) {
       if (this.approvals?.active === true) {
         const line = typeof text === 'string' ? text : text();
@@ -285,7 +285,7 @@ export class ChainVerifier {
       }
       if (facts.reading?.ts !== undefined) this.ledger().datedText(facts.reading.ts);
     } else if (read !== 'parse' && this.approvals?.active !== true)
-      this.ledger().storedCall(read.id, read.seq, read.ts, read.key);
+      this.ledger().storedCall(read.id, read.seq, read.ts, read);
     else this.approval(typeof text === 'string' ? text : text());
   }
 

@@ -12,6 +12,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { LineBatch, LineCheckPool, PackedFacts } from '../chain/batch.js';
+import { SharedBlocks } from './shared-memory.js';
 import { defaultThreads } from './threads.js';
 
 export interface LineCheckPoolOptions {
@@ -50,6 +51,7 @@ export class WorkerLineCheckPool implements LineCheckPool {
   private readonly finished = new Int32Array(new SharedArrayBuffer(4));
   /** Batches sent to a live worker, less those of workers that failed. */
   private sent = 0;
+  private readonly shared = new SharedBlocks();
 
   constructor(options: LineCheckPoolOptions = {}) {
     // One core is the calling thread's: it reads and links, and checks batches when it would wait.
@@ -76,10 +78,10 @@ export class WorkerLineCheckPool implements LineCheckPool {
   /**
    * Batches live in shared memory: a worker reads the lines where the feeder wrote them. Copied into each
    * worker instead, every batch left a copy for that worker's garbage collector, and peak RSS grew by tens
-   * of MB per worker (measured at 100 000 steps).
+   * of MB per worker (measured at 100 000 steps). Views into larger blocks (shared-memory.ts).
    */
   allocate(bytes: number): Uint8Array {
-    return new Uint8Array(new SharedArrayBuffer(bytes));
+    return this.shared.allocate(bytes);
   }
 
   /**

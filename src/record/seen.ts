@@ -189,26 +189,32 @@ export class DigestTable {
       if ((h | l) < 0) return -1;
       d[k] = (h << 4) | l;
     }
-    const first = ((d[0]! << 24) | (d[1]! << 16) | (d[2]! << 8) | d[3]!) >>> 0;
+    return this.indexOfBytes(d, 0, add);
+  }
+
+  /** indexOf for a digest given as its 32 bytes, `digest[at, at + 32)`. */
+  indexOfBytes(digest: Uint8Array, at: number, add: boolean): number {
+    const d = digest;
+    const first = ((d[at]! << 24) | (d[at + 1]! << 16) | (d[at + 2]! << 8) | d[at + 3]!) >>> 0;
     const slots = this.slots;
     const mask = slots.length - 1;
     let slot = Math.imul(first, this.key) >>> this.shift;
     for (let e = slots[slot]!; e !== 0; e = slots[slot]!) {
-      if (this.holds(e - 1, d)) return e - 1;
+      if (this.holds(e - 1, d, at)) return e - 1;
       slot = (slot + 1) & mask;
     }
     if (!add) return -1;
     const i = this.size++;
     if (32 * this.size > this.bytes.length) this.bytes = grown(this.bytes);
-    this.bytes.set(d, 32 * i);
+    this.bytes.set(d.subarray(at, at + 32), 32 * i);
     slots[slot] = i + 1;
     if (this.size * LOAD > slots.length) this.rehash();
     return i;
   }
 
-  private holds(i: number, d: Uint8Array): boolean {
+  private holds(i: number, d: Uint8Array, from: number): boolean {
     const bytes = this.bytes;
-    for (let k = 0, at = 32 * i; k < 32; k++, at++) if (bytes[at] !== d[k]) return false;
+    for (let k = from, at = 32 * i; k < from + 32; k++, at++) if (bytes[at] !== d[k]) return false;
     return true;
   }
 

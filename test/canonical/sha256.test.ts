@@ -2,9 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import * as nodeCrypto from 'node:crypto';
 import {
+  latin1Utf8,
   nobleBackend,
   nodeBackend as maybeNode,
   nodeCreateHash,
+  setSha256Backend,
   sha256Backend,
   toHex,
 } from '../../src/canonical/sha256.js';
@@ -48,6 +50,23 @@ describe('node:crypto and @noble/hashes give identical SHA-256', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  test("a digest as one-byte characters is the digest's bytes, with either hash", () => {
+    const codes = (s: string): number[] => Array.from(s, (c) => c.charCodeAt(0));
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), (text) => {
+        const digest = Array.from(nobleBackend.utf8([text]));
+        expect(codes(latin1Utf8(text))).toEqual(digest);
+        setSha256Backend(nobleBackend);
+        try {
+          expect(codes(latin1Utf8(text))).toEqual(digest);
+        } finally {
+          setSha256Backend(nodeBackend);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 

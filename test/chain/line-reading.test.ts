@@ -32,7 +32,7 @@ function fromText(text: string): LineFacts['reading'] {
   const call = storedCall(text);
   return {
     ...kindAndId,
-    call: call === null ? 'parse' : { id: call.id, seq: call.seq, ts: call.ts, key: storedKey(call.form) },
+    call: call === null ? 'parse' : { id: call.id, seq: call.seq, ts: call.ts, ...storedKey(call.form) },
   };
 }
 

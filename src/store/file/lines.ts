@@ -60,6 +60,12 @@ export interface ReadOptions {
  * `readLines` one read at a time: the lines a read completes come as one array, so a verifier awaits once
  * per read instead of once per line (bench/: journal verify 10–30% faster). Unless `reading.reuse`, every
  * read goes into a fresh buffer that is never reused, so a line may be a view into it and stays valid.
+ *
+ * The next read is asked for as soon as a read ends, before its lines go to the caller (with `reuse`, into the
+ * other of two buffers: the caller's lines are views into one while the other fills). A read is a trip through
+ * libuv's thread pool, whose thread must find a core; on a machine whose cores are all checking lines (verify
+ * with its default threads) waiting for each read as the caller finished its lines cost `stepchain verify` of
+ * 100 000 steps about 0.4 ms a read, a quarter of a second in all (bench/RESULTS.md).
  */
 export async function* readLineBatches(
   path: string,
@@ -69,25 +75,34 @@ export async function* readLineBatches(
 ): AsyncGenerator<RawLine[]> {
   const chunkBytes = reading.chunkBytes ?? CHUNK;
   const fh = await openBucket(path);
+  const buffers = reading.reuse ? [Buffer.allocUnsafeSlow(chunkBytes), Buffer.allocUnsafeSlow(chunkBytes)] : null;
+  let turn = 0;
+  /** The read at `at`, into the buffer the caller does not hold; null past `reading.end`. */
+  const readAt = (at: number): Promise<Buffer> | null => {
+    const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - at);
+    if (want <= 0) return null;
+    const chunk = buffers === null ? Buffer.allocUnsafeSlow(chunkBytes) : buffers[(turn = 1 - turn)]!;
+    return fh.read(chunk, 0, want, at).then(({ bytesRead }) => chunk.subarray(0, bytesRead));
+  };
+  let next: Promise<Buffer> | null = null;
   try {
     const splitter = new LineSplitter(maxBytes, start);
     let pos = start;
-    let scratch: Buffer | null = null;
-    for (;;) {
-      const chunk = reading.reuse
-        ? (scratch ??= Buffer.allocUnsafeSlow(chunkBytes))
-        : Buffer.allocUnsafeSlow(chunkBytes);
-      const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - pos);
-      if (want <= 0) break;
-      const { bytesRead } = await fh.read(chunk, 0, want, pos);
-      if (bytesRead === 0) break;
-      pos += bytesRead;
-      const batch = splitter.push(chunk.subarray(0, bytesRead));
+    next = readAt(pos);
+    while (next !== null) {
+      const piece = await next;
+      next = null;
+      if (piece.length === 0) break;
+      pos += piece.length;
+      next = readAt(pos);
+      const batch = splitter.push(piece);
       if (batch.length > 0) yield asBuffers(batch);
     }
     const torn = splitter.end();
     if (torn !== null) yield asBuffers([torn]);
   } finally {
+    // A caller that stops early leaves a read in flight: it ends (or fails, unread) before the file closes.
+    await next?.catch(() => undefined);
     await fh.close();
   }
 }
