@@ -22,3 +22,28 @@ export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
 export function ownString(s: string): string {
   return (' ' + s).slice(1);
 }
+
+/**
+ * The offset of the first byte of `bytes` that starts no well-formed UTF-8 sequence (the Unicode standard's table
+ * 3-7), or bytes.length when every sequence is whole: where a strict decoder failed, for a message that points there.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    const n = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (n < 0) return i;
+    // The second byte's range is narrower after E0, ED, F0 and F4 (no overlong forms, surrogates or > U+10FFFF).
+    const lo = b === 0xe0 ? 0xa0 : b === 0xf0 ? 0x90 : 0x80;
+    const hi = b === 0xed ? 0x9f : b === 0xf4 ? 0x8f : 0xbf;
+    for (let k = 1; k <= n; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+    }
+    i += n + 1;
+  }
+  return bytes.length;
+}

@@ -4,6 +4,7 @@
  * the mapping records. Every attribute read is noted, so the ones the mapping does not use are kept whole
  * in the record's meta (§2).
  */
+import { inexactNumber } from '../format.js';
 import type { OtelSpan } from './otlp.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -65,9 +66,15 @@ export class SpanReader {
   }
 }
 
+/**
+ * A value sent as JSON text, parsed; the text itself where it does not parse, or where it holds a number the journal
+ * would store as another (stored-numbers.ts: tool arguments naming account 9007199254740993 stay that text, never
+ * the …992 JSON.parse reads; a tool in another language reads …993).
+ */
 export function parseJson(text: string): Json {
   try {
-    return JSON.parse(text) as Json;
+    const value = JSON.parse(text) as Json;
+    return inexactNumber(text) === -1 ? value : text;
   } catch {
     return text;
   }

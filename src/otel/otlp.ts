@@ -4,6 +4,8 @@
  * attribute values as JSON a journal can hold. Every defect is an OtlpError naming where it is; nothing
  * here throws anything else on hostile input, and nothing is kept from a request that has one.
  */
+import { firstInvalidUtf8 } from '../bytes.js';
+import { inexactNumber } from '../format.js';
 import { decodeProtobufRequest } from './proto.js';
 
 export class OtlpError extends Error {
@@ -273,13 +275,38 @@ export function spansOfProtobuf(bytes: Uint8Array): OtelSpan[] {
   return spansOfRequest(request);
 }
 
-/** An OTLP/JSON body's spans. */
-export function spansOfJson(body: string): OtelSpan[] {
+/**
+ * An OTLP/JSON body's spans, from its bytes or its text. Refused (OtlpError), never recorded otherwise: bytes that
+ * are not UTF-8 (decoded with replacement, a run would hold U+FFFD where the sender's character was) and a number
+ * the journal would store as another (an int64 sent as a JSON number past 2^53, which OTLP/JSON sends as a
+ * string: JSON.parse rounds 9007199254740993 to …992, and the run would say the span held …992).
+ */
+export function spansOfJson(body: string | Uint8Array): OtelSpan[] {
+  let text: string;
+  if (typeof body === 'string') text = body;
+  else
+    try {
+      text = STRICT_UTF8.decode(body);
+    } catch {
+      const at = firstInvalidUtf8(body);
+      throw new OtlpError(
+        `the JSON body is not UTF-8: byte ${at} (0x${body[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character; OTLP/JSON is UTF-8 text`,
+      );
+    }
   let request: unknown;
   try {
-    request = JSON.parse(body);
+    request = JSON.parse(text);
   } catch (e) {
     throw new OtlpError(`the JSON body does not parse: ${e instanceof Error ? e.message : String(e)}`);
   }
+  const inexact = inexactNumber(text);
+  if (inexact !== -1) {
+    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(inexact))![0].slice(0, 40);
+    throw new OtlpError(
+      `the JSON body holds the number ${literal} (character ${inexact}), which would be recorded as ${String(Number(literal))}, another number: send an int64 as a string, as OTLP/JSON does`,
+    );
+  }
   return spansOfRequest(request);
 }
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -136,7 +136,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, ctx: Handling):
   }
   let spans;
   try {
-    spans = encoding === 'json' ? spansOfJson(body.toString('utf8')) : spansOfProtobuf(body);
+    spans = encoding === 'json' ? spansOfJson(body) : spansOfProtobuf(body);
   } catch (e) {
     if (e instanceof OtlpError || e instanceof RangeError) {
       fail(res, 400, encoding, 3, e.message);

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { tempDir } from '../helpers/tmp.js';
-import { decodeUtf8Input, inexactNumber, parseJsonStrict, readLinesOf } from '../../src/cli/input.js';
+import { decodeUtf8Input, parseJsonStrict, readLinesOf } from '../../src/cli/input.js';
+import { inexactNumber } from '../../src/canonical/stored-numbers.js';
 
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const where = { file: 'in.json' };

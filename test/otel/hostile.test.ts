@@ -165,6 +165,51 @@ describe('bad requests are answered, never half-kept', () => {
     expect(await store.list()).toEqual([`otel-${T}-a000000000000001`]);
   });
 
+  test('a JSON body that is not UTF-8, or holds a number a run would hold as another, is refused, saying where', async () => {
+    const { r, store } = await receiver();
+    const withValue = (value: string): string =>
+      JSON.stringify(jsonRequest(agentSpans())).replace(
+        '"spans":[',
+        `"spans":[{"traceId":"${T}","spanId":"e000000000000005","parentSpanId":"a000000000000001","name":"x","startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[{"key":"k","value":${value}}]},`,
+      );
+    // "café" with its é in Latin-1: decoded with replacement, the run would hold U+FFFD where the sender's é was.
+    const text = withValue('{"stringValue":"cafX"}');
+    const at = Buffer.from(text.slice(0, text.indexOf('cafX') + 3));
+    const latin1 = Buffer.concat([at, Buffer.from([0xe9]), Buffer.from(text.slice(text.indexOf('cafX') + 4))]);
+    const refused: Array<[string | Uint8Array, string]> = [
+      [withValue('{"stringValue":"café"}'), ''],
+      [latin1, `the JSON body is not UTF-8: byte ${at.length} (0xe9)`],
+      // An int64 as a JSON number past 2^53 (OTLP/JSON sends it as a string), digits a double drops, overflow.
+      [withValue('{"intValue":9007199254740993}'), 'holds the number 9007199254740993'],
+      [withValue('{"doubleValue":0.1000000000000000000001}'), 'holds the number 0.1000000000000000000001'],
+      [withValue('{"doubleValue":1e400}'), 'holds the number 1e400'],
+    ];
+    for (const [body, says] of refused) {
+      const answer = await post(r.url, body);
+      if (says === '') {
+        expect(answer.status).toBe(200);
+        continue;
+      }
+      expect(answer.status, says).toBe(400);
+      expect((JSON.parse(Buffer.from(answer.body).toString()) as { message: string }).message).toContain(says);
+    }
+    await r.collector.flush();
+    // Only the first body, which is UTF-8 and exact, made a run.
+    expect(await store.list()).toEqual([`otel-${T}-a000000000000001`]);
+  });
+
+  test('a value sent as JSON text that holds a number JSON.parse would round is kept as the text', async () => {
+    const { r, store } = await receiver();
+    const spans = agentSpans();
+    const tool = spans[2] as { attributes: { key: string; value: { stringValue?: string } }[] };
+    const args = tool.attributes.find((a) => a.key === 'gen_ai.tool.call.arguments')!;
+    args.value = { stringValue: '{"account":9007199254740993}' };
+    expect((await post(r.url, JSON.stringify(jsonRequest(spans)))).status).toBe(200);
+    await r.collector.flush();
+    const started = (await recordsOf(store, `otel-${T}-a000000000000001`)).find((x) => x.kind === 'tool.started')!;
+    expect(started.tool_call).toMatchObject({ name: 'add', arguments: '{"account":9007199254740993}' });
+  });
+
   test('a request with one bad span among good ones is refused whole', async () => {
     const { r, store } = await receiver();
     const spans = [...agentSpans(), { ...agentSpans()[1], spanId: 'zz' }];
