@@ -39,6 +39,8 @@ export interface StoreHealth {
   /** The journal the location names, when it names one. */
   journal?: { id: string; found: boolean; head: ChainHead | null };
   problems: HealthProblem[];
+  /** What a person should know and act on that does not make the store unhealthy (a removal left unfinished). */
+  notices?: HealthProblem[];
 }
 
 /** What a store offers besides the Store contract when it can be diagnosed from outside. */

@@ -398,6 +398,19 @@ test("a prune killed between a run's rename and its deletion is finished by the 
   const before = snapshot(root);
   expect(run(['prune', root, '--keep-days', '30', '--dry-run']).status).toBe(0);
   expect(snapshot(root)).toEqual(before);
+  // doctor says so, and how to finish, without failing the store or touching it; of the store root or a journal in it.
+  for (const at of [root, join(root, 'new')]) {
+    const doctor = run(['doctor', at]);
+    expect(doctor.status, doctor.stderr).toBe(0);
+    expect(doctor.stderr).toContain(
+      `REMOVAL_UNFINISHED 1 removed journal's files still on disk under ${root} (.removing-…: a prune or removal was cut short after its commit point); any \`stepchain prune ${root} --keep-days N\` deletes them`,
+    );
+    expect(JSON.parse(run(['doctor', at, '--json']).stdout)).toMatchObject({
+      ok: true,
+      notices: [{ code: 'REMOVAL_UNFINISHED' }],
+    });
+  }
+  expect(snapshot(root)).toEqual(before);
 
   // What a removal never leaves is never deleted, whatever its name (outsider C): a file, links to elsewhere.
   const elsewhere = tempDir('stepchain-prune-elsewhere-');
@@ -416,8 +429,11 @@ test("a prune killed between a run's rename and its deletion is finished by the 
   expect(readFileSync(join(elsewhere, 'keep.txt'), 'utf8')).toBe('kept');
   expect(grepTree(root, 'secret-of-old')).toEqual([]);
   expect((await readTombstones(store)).map((t) => t.journal)).toEqual(['old']);
-  // Nothing left to finish: the text says nothing of it.
+  // Nothing left to finish: the text says nothing of it, nor does doctor (a file or a link of that name is no removal).
   expect(run(['prune', root, '--keep-days', '30']).stderr).not.toContain('interrupted prune had removed');
+  const healthy = run(['doctor', root]);
+  expect(healthy.stderr).toContain('✔ healthy');
+  expect(healthy.stderr).not.toContain('REMOVAL_UNFINISHED');
 });
 
 function snapshot(root: string): Record<string, string> {

@@ -116,6 +116,7 @@ export const doctorVerb: Verb = {
           `  journal     ${inline(health.journal.id)}: ${health.journal.found ? (health.journal.head ? `head seq ${health.journal.head.seq} ${health.journal.head.step_hash}` : 'empty') : out.style('red', 'not found')}`,
         );
       for (const p of health.problems) out.say(`  ${out.style('red', inline(p.code))} ${inline(p.message)}`);
+      for (const n of health.notices ?? []) out.say(`  ${out.style('yellow', inline(n.code))} ${inline(n.message)}`);
     }
     return health.ok ? EXIT_OK : EXIT_FAILED;
   },

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { ChainHead } from '../../chain/source.js';
 import type { HealthProblem, StoreHealth } from '../health.js';
 import { STORE_FORMAT } from '../meta.js';
+import { unfinishedRemovals } from './removing.js';
 
 /** The health of a file store root (and of one journal directory in it, when given). */
 export async function fileStoreHealth(
@@ -36,6 +37,18 @@ export async function fileStoreHealth(
       problems.push({ code: 'NOT_WRITABLE', message: `${target} is not writable by this user` });
     }
   }
+  // A removal cut short (spec/FILE-STORE.md §15) left a removed journal's values on disk: nothing fails, but
+  // whoever pruned them for retention should know they are still there, and how to finish.
+  const left = reachable ? await unfinishedRemovals(root) : 0;
+  const notices: HealthProblem[] =
+    left === 0
+      ? []
+      : [
+          {
+            code: 'REMOVAL_UNFINISHED',
+            message: `${left} removed journal${left === 1 ? "'s" : "s'"} files still on disk under ${root} (.removing-…: a prune or removal was cut short after its commit point); any \`stepchain prune ${root} --keep-days N\` deletes them before anything else`,
+          },
+        ];
   let journalHealth: StoreHealth['journal'];
   if (journal !== undefined) {
     try {
@@ -55,5 +68,6 @@ export async function fileStoreHealth(
     writable,
     ...(journalHealth === undefined ? {} : { journal: journalHealth }),
     problems,
+    ...(notices.length === 0 ? {} : { notices }),
   };
 }

@@ -37,6 +37,15 @@ export async function finishRemovals(root: string): Promise<number> {
   return finished;
 }
 
+/** How many removed journals' directories a cut-short removal left under `root` (what finishRemovals deletes); only reads. */
+export async function unfinishedRemovals(root: string): Promise<number> {
+  let n = 0;
+  for (const name of await readdir(root).catch(() => [] as string[])) {
+    if (REMOVING_RE.test(name) && (await lstat(join(root, name)).catch(() => null))?.isDirectory() === true) n++;
+  }
+  return n;
+}
+
 /**
  * Removes the journal directory `dir` under `root`: renamed to a hidden name (the commit point; `notFound` when
  * it is gone already), the root made durable when `durable`, then deleted, best effort.
