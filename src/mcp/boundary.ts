@@ -82,6 +82,16 @@ export class Boundary {
   /** Records a call's intent and applies the lists; the approver's verdict, when there is one, comes later. */
   private async admitCall(m: Peeked & { id: JsonRpcId }, refuse: (r: Refusal) => void): Promise<Admission> {
     const { session, policy } = this;
+    if (m.inexact !== undefined) {
+      // Recorded (and put to an approver) as parsed, the call would not be the one forwarded: the server reads the
+      // bytes, …993 where a parse read …992. Refused before anything is recorded.
+      refuse({
+        id: m.id,
+        code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+        message: `the ${m.method} request was not forwarded: ${m.inexact}, so it cannot be recorded as sent`,
+      });
+      return { kind: 'drop' };
+    }
     const key = idKey(m.id);
     const params = (m.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
     const meta: Record<string, unknown> = { request_id: m.id };

@@ -4,6 +4,8 @@
  * to what it read. Parsing is for looking at a message only; the parsed value is never written back.
  */
 import type { Readable } from 'node:stream';
+import { firstInvalidUtf8 } from '../bytes.js';
+import { inexactNumber } from '../canonical/stored-numbers.js';
 
 const NEWLINE = 0x0a;
 
@@ -38,6 +40,13 @@ export interface Peeked {
   error?: unknown;
   hasResult: boolean;
   hasError: boolean;
+  /**
+   * Why the message cannot be recorded as sent, where it cannot: its line is not UTF-8 (decoded with replacement,
+   * a record would hold U+FFFD where the sender's character was), or holds a number JSON.parse reads as another
+   * (9007199254740993 as …992). Such a message is still forwarded as its bytes; a call in it is refused
+   * (boundary.ts), since what would be recorded, and put to an approver, is not what the server would run.
+   */
+  inexact?: string;
 }
 
 function peekOne(v: unknown): Peeked | null {
@@ -54,15 +63,34 @@ function peekOne(v: unknown): Peeked | null {
 
 /** The messages a line holds (a JSON-RPC batch is several), or none when it is not JSON-RPC the proxy can read. */
 export function peek(line: Buffer): Peeked[] {
+  let text: string;
+  let inexact: string | undefined;
+  try {
+    text = STRICT_UTF8.decode(line);
+  } catch {
+    text = line.toString('utf8');
+    const at = firstInvalidUtf8(line);
+    inexact = `its byte ${at} (0x${line[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character (MCP messages are UTF-8)`;
+  }
   let v: unknown;
   try {
-    v = JSON.parse(line.toString('utf8'));
+    v = JSON.parse(text);
   } catch {
     return [];
   }
+  const at = inexact === undefined ? inexactNumber(text) : -1;
+  if (at !== -1) {
+    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(at))![0].slice(0, 40);
+    inexact = `it holds the number ${literal}, which would be recorded as ${String(Number(literal))}, another number (a JSON number is a double here): send it as a string`;
+  }
   const all = Array.isArray(v) ? v : [v];
-  return all.map(peekOne).filter((p): p is Peeked => p !== null);
+  return all
+    .map(peekOne)
+    .filter((p): p is Peeked => p !== null)
+    .map((p) => (inexact === undefined ? p : { ...p, inexact }));
 }
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A key for a request id that keeps 1 and "1" apart. */
 export const idKey = (id: JsonRpcId): string => (typeof id === 'number' ? `n:${id}` : `s:${id}`);

@@ -90,6 +90,14 @@ test('JSON and SSE bodies pass byte for byte both ways, and the calls in them ar
   expect((await post(sent[0]!, false)).body).toBe(INIT_ANSWER);
   expect(await post(sent[1]!)).toEqual({ type: 'application/json', body: JSON_ANSWER });
   expect(await post(sent[2]!)).toEqual({ type: 'text/event-stream', body: SSE_ANSWER });
+  // A call the journal could not hold as sent (…993 read as …992) is answered by the proxy, never sent upstream.
+  const inexact = await post(
+    '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pay","arguments":{"account":9007199254740993}}}',
+  );
+  expect(JSON.parse(inexact.body)).toMatchObject({ id: 9, error: { code: -32010 } });
+  expect((JSON.parse(inexact.body) as { error: { message: string } }).error.message).toContain(
+    'holds the number 9007199254740993, which would be recorded as 9007199254740992',
+  );
   expect(received).toEqual(sent);
   proxy.kill('SIGTERM');
   await new Promise((resolve) => proxy.on('close', resolve));

@@ -43,3 +43,64 @@ test('odd but valid JSON-RPC passes byte for byte both ways, and the call is rec
   expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([['café', 'completed', { v: 1.5, s: '/' }]]);
   expect(run.effects[0]!.result).toEqual({ content: [{ type: 'text', text: 'café / 1.0' }], n: 1, big: 100 });
 }, 180_000);
+
+test('a call the proxy could not record as sent — a number a parse reads as another, bytes that are not UTF-8 — is refused, never forwarded', async () => {
+  // Recorded (and put to an approver) as parsed, account …992 would stand for the …993 the server reads: the record
+  // and the grant would name another call than the one run.
+  const journal = join(root, 'inexact');
+  const server = join(root, 'inexact-server');
+  const init =
+    '{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"clientInfo":{"name":"raw-client","version":"9"},"protocolVersion":"2025-06-18","capabilities":{}}}\n';
+  const exact =
+    '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pay","arguments":{"account":"9007199254740993"}}}\n';
+  const refused: Buffer[] = [
+    Buffer.from(
+      '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"pay","arguments":{"account":9007199254740993}}}\n',
+    ),
+    Buffer.concat([
+      Buffer.from('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pay","arguments":{"to":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}}}\n'),
+    ]),
+    // In a batch, the whole batch is refused (forwarding a part would mean re-encoding it).
+    Buffer.from(
+      '[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"pay","arguments":{"account":1}}},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"pay","arguments":{"amount":0.1000000000000000000001}}}]\n',
+    ),
+  ];
+  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let received = '';
+  const answers = new Promise<void>((resolve) =>
+    proxy.stdout.on('data', (c: Buffer) => {
+      received += c.toString('utf8');
+      if (received.split('\n').length > 6) resolve();
+    }),
+  );
+  proxy.stdin.write(init);
+  for (const line of refused) proxy.stdin.write(line);
+  proxy.stdin.write(exact);
+  await answers;
+  proxy.stdin.end();
+  await new Promise((resolve) => proxy.on('close', resolve));
+  const run = await waitForRunEnd(journal);
+  expect(readFileSync(`${server}.in`, 'utf8')).toBe(init + exact);
+  const errors = received
+    .split(/\r?\n/)
+    .filter((l) => l.includes('"error"'))
+    .map((l) => JSON.parse(l) as { id: number; error: { code: number; message: string } });
+  expect(errors.map((e) => [e.id, e.error.code])).toEqual([
+    [8, -32010],
+    [9, -32010],
+    // The line holds the number: each call in it is refused for it.
+    [10, -32010],
+    [11, -32010],
+  ]);
+  expect(errors[0]!.error.message).toContain(
+    'it holds the number 9007199254740993, which would be recorded as 9007199254740992, another number',
+  );
+  expect(errors[1]!.error.message).toContain('(0xe9) starts no UTF-8 character');
+  expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([
+    ['pay', 'completed', { account: '9007199254740993' }],
+  ]);
+}, 180_000);
