@@ -6,7 +6,7 @@ import { canonicalJsonChecked, canonicalJsonTrusted } from '../canonical/jcs.js'
 import { setMember } from '../canonical/json.js';
 import { holdsWatchedText, toolCallMembers } from '../canonical/scan-fast.js';
 import { latin1Utf8 } from '../canonical/sha256.js';
-import { numbersExact } from './exact-numbers.js';
+import { numbersExact } from '../canonical/exact-numbers.js';
 
 type Rec = Record<string, unknown>;
 const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);

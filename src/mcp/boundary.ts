@@ -79,19 +79,29 @@ export class Boundary {
     private readonly log: (line: string) => void,
   ) {}
 
+  /**
+   * Refuses a call that could not be recorded as sent (lines.ts Peeked.unrecordable): recorded (and put to an
+   * approver) as parsed, it would not be the call forwarded, since the server reads the bytes (…993 where a parse
+   * read …992). Before anything is recorded.
+   */
+  private refusedUnrecordable(m: Peeked & { id: JsonRpcId }, refuse: (r: Refusal) => void): boolean {
+    const unrecordable = m.unrecordable();
+    if (unrecordable === null) return false;
+    this.log(
+      `could not record the ${m.method} request ${JSON.stringify(m.id)} as sent (${unrecordable}): refused, not forwarded`,
+    );
+    refuse({
+      id: m.id,
+      code: MCP_PROXY_ERRORS.RECORDING_FAILED,
+      message: `the ${m.method} request was not forwarded: ${unrecordable}, so it cannot be recorded as sent`,
+    });
+    return true;
+  }
+
   /** Records a call's intent and applies the lists; the approver's verdict, when there is one, comes later. */
   private async admitCall(m: Peeked & { id: JsonRpcId }, refuse: (r: Refusal) => void): Promise<Admission> {
     const { session, policy } = this;
-    if (m.inexact !== undefined) {
-      // Recorded (and put to an approver) as parsed, the call would not be the one forwarded: the server reads the
-      // bytes, …993 where a parse read …992. Refused before anything is recorded.
-      refuse({
-        id: m.id,
-        code: MCP_PROXY_ERRORS.RECORDING_FAILED,
-        message: `the ${m.method} request was not forwarded: ${m.inexact}, so it cannot be recorded as sent`,
-      });
-      return { kind: 'drop' };
-    }
+    if (this.refusedUnrecordable(m, refuse)) return { kind: 'drop' };
     const key = idKey(m.id);
     const params = (m.params ?? {}) as { name?: unknown; arguments?: unknown; _meta?: unknown };
     const meta: Record<string, unknown> = { request_id: m.id };

@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { firstInvalidUtf8 } from '../bytes.js';
-import { inexactNumber } from '../canonical/stored-numbers.js';
+import { firstInexactNumber } from '../canonical/exact-numbers.js';
 
 const NEWLINE = 0x0a;
 
@@ -41,18 +41,19 @@ export interface Peeked {
   hasResult: boolean;
   hasError: boolean;
   /**
-   * Why the message cannot be recorded as sent, where it cannot: its line is not UTF-8 (decoded with replacement,
-   * a record would hold U+FFFD where the sender's character was), or holds a number JSON.parse reads as another
-   * (9007199254740993 as …992). Such a message is still forwarded as its bytes; a call in it is refused
-   * (boundary.ts), since what would be recorded, and put to an approver, is not what the server would run.
+   * Why the message cannot be recorded as sent, or null: its line is not UTF-8 (decoded with replacement, a record
+   * would hold U+FFFD where the sender's character was), or holds a number that is not exactly the value JSON.parse
+   * reads it as (APPROVALS.md §5 step 3: 9007199254740993 read as …992, 0.10000000000000001 as 0.1). A call in it is
+   * refused (boundary.ts): recorded, and put to an approver, as parsed, it would not be the call the server reads
+   * from the forwarded bytes. Asked only of calls (a look at every number of a line), once per line.
    */
-  inexact?: string;
+  unrecordable: () => string | null;
 }
 
-function peekOne(v: unknown): Peeked | null {
+function peekOne(v: unknown, unrecordable: () => string | null): Peeked | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   const m = v as Record<string, unknown>;
-  const p: Peeked = { hasResult: 'result' in m, hasError: 'error' in m };
+  const p: Peeked = { hasResult: 'result' in m, hasError: 'error' in m, unrecordable };
   if (typeof m.method === 'string') p.method = m.method;
   if (typeof m.id === 'string' || typeof m.id === 'number' || m.id === null) p.id = m.id;
   if ('params' in m) p.params = m.params;
@@ -64,13 +65,12 @@ function peekOne(v: unknown): Peeked | null {
 /** The messages a line holds (a JSON-RPC batch is several), or none when it is not JSON-RPC the proxy can read. */
 export function peek(line: Buffer): Peeked[] {
   let text: string;
-  let inexact: string | undefined;
+  let utf8 = true;
   try {
     text = STRICT_UTF8.decode(line);
   } catch {
     text = line.toString('utf8');
-    const at = firstInvalidUtf8(line);
-    inexact = `its byte ${at} (0x${line[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character (MCP messages are UTF-8)`;
+    utf8 = false;
   }
   let v: unknown;
   try {
@@ -78,16 +78,25 @@ export function peek(line: Buffer): Peeked[] {
   } catch {
     return [];
   }
-  const at = inexact === undefined ? inexactNumber(text) : -1;
-  if (at !== -1) {
-    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(at))![0].slice(0, 40);
-    inexact = `it holds the number ${literal}, which would be recorded as ${String(Number(literal))}, another number (a JSON number is a double here): send it as a string`;
-  }
+  let why: string | null | undefined;
+  const unrecordable = (): string | null => (why ??= unrecordableLine(line, text, utf8));
   const all = Array.isArray(v) ? v : [v];
-  return all
-    .map(peekOne)
-    .filter((p): p is Peeked => p !== null)
-    .map((p) => (inexact === undefined ? p : { ...p, inexact }));
+  return all.map((m) => peekOne(m, unrecordable)).filter((p): p is Peeked => p !== null);
+}
+
+/** Peeked.unrecordable for a line and its text (decoded with replacement where not `utf8`). */
+function unrecordableLine(line: Buffer, text: string, utf8: boolean): string | null {
+  if (!utf8) {
+    const at = firstInvalidUtf8(line);
+    return `its byte ${at} (0x${line[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character (MCP messages are UTF-8)`;
+  }
+  const at = firstInexactNumber(text);
+  if (at === -1) return null;
+  const literal = /^-?[0-9.eE+-]+/.exec(text.slice(at))![0].slice(0, 40);
+  const value = Number(literal);
+  return Number.isInteger(value) && Math.abs(value) > Number.MAX_SAFE_INTEGER && String(value) === literal
+    ? `it holds the integer ${literal}, past ±(2^53 − 1), where a JSON number (a double) no longer holds every integer: send it as a string`
+    : `it holds the number ${literal}, which a JSON number (a double) reads as ${String(value)}: send it as a string`;
 }
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { receiptBytes } from '../../src/receipt/node.js';
 import { verifyReceipt } from '../../src/verifier/index.js';
-import { exactNumber, numbersExact } from '../../src/approval/exact-numbers.js';
+import { exactNumber, numbersExact } from '../../src/canonical/exact-numbers.js';
 import type { ApprovalRequest } from '../../src/runtime/approvals.js';
 import type { Run } from '../../src/runtime/run.js';
 import { alice, v3Run } from '../approval/helpers.js';

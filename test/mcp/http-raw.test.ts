@@ -96,7 +96,7 @@ test('JSON and SSE bodies pass byte for byte both ways, and the calls in them ar
   );
   expect(JSON.parse(inexact.body)).toMatchObject({ id: 9, error: { code: -32010 } });
   expect((JSON.parse(inexact.body) as { error: { message: string } }).error.message).toContain(
-    'holds the number 9007199254740993, which would be recorded as 9007199254740992',
+    'holds the number 9007199254740993, which a JSON number (a double) reads as 9007199254740992',
   );
   expect(received).toEqual(sent);
   proxy.kill('SIGTERM');

@@ -50,12 +50,36 @@ test('any chunking of any bytes: the lines concatenate to the input, each ends i
   );
 });
 
+/** What peek read, without the question each message carries (asked below). */
+const plain = (line: Buffer) => peek(line).map(({ unrecordable: _, ...m }) => m);
+
+test('a message says why it cannot be recorded as sent, once asked: bytes that are not UTF-8, a number a double reads as another', () => {
+  const why = (line: string | Buffer) => peek(Buffer.isBuffer(line) ? line : Buffer.from(line))[0]!.unrecordable();
+  expect(
+    why(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"n":1.5,"s":"9007199254740993"}}}',
+    ),
+  ).toBeNull();
+  expect(why('{"id":1,"method":"tools/call","params":{"arguments":{"n":9007199254740993}}}')).toBe(
+    'it holds the number 9007199254740993, which a JSON number (a double) reads as 9007199254740992: send it as a string',
+  );
+  expect(why('{"id":1,"method":"tools/call","params":{"arguments":{"n":9007199254740992}}}')).toBe(
+    'it holds the integer 9007199254740992, past ±(2^53 − 1), where a JSON number (a double) no longer holds every integer: send it as a string',
+  );
+  expect(why('{"id":1,"method":"tools/call","params":{"arguments":{"n":0.10000000000000001}}}')).toBe(
+    'it holds the number 0.10000000000000001, which a JSON number (a double) reads as 0.1: send it as a string',
+  );
+  expect(
+    why(Buffer.concat([Buffer.from('{"id":1,"method":"x","params":"caf'), Buffer.from([0xe9]), Buffer.from('"}')])),
+  ).toBe('its byte 34 (0xe9) starts no UTF-8 character (MCP messages are UTF-8)');
+});
+
 test('peek reads requests, responses and batches, and ignores what is not JSON-RPC; ids 1 and "1" differ', () => {
-  expect(peek(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n'))).toEqual([
+  expect(plain(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}\n'))).toEqual([
     { method: 'tools/call', id: 1, params: { name: 'x' }, hasResult: false, hasError: false },
   ]);
   expect(
-    peek(Buffer.from('[{"id":"a","result":{}},{"id":2,"error":{"code":1}}]')).map((m) => [
+    plain(Buffer.from('[{"id":"a","result":{}},{"id":2,"error":{"code":1}}]')).map((m) => [
       m.id,
       m.hasResult,
       m.hasError,
@@ -64,7 +88,7 @@ test('peek reads requests, responses and batches, and ignores what is not JSON-R
     ['a', true, false],
     [2, false, true],
   ]);
-  expect(peek(Buffer.from('not json\n'))).toEqual([]);
-  expect(peek(Buffer.from('"a string"'))).toEqual([]);
+  expect(plain(Buffer.from('not json\n'))).toEqual([]);
+  expect(plain(Buffer.from('"a string"'))).toEqual([]);
   expect(idKey(1)).not.toBe(idKey('1'));
 });

@@ -62,6 +62,10 @@ test('a call the proxy could not record as sent — a number a parse reads as an
       Buffer.from([0xe9]),
       Buffer.from('"}}}\n'),
     ]),
+    // APPROVALS.md §5 step 3's rule: 0.10000000000000001 is read as 0.1, where a tool reading decimals reads it as written.
+    Buffer.from(
+      '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"pay","arguments":{"amount":0.10000000000000001}}}\n',
+    ),
     // In a batch, the whole batch is refused (forwarding a part would mean re-encoding it).
     Buffer.from(
       '[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"pay","arguments":{"account":1}}},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"pay","arguments":{"amount":0.1000000000000000000001}}}]\n',
@@ -74,7 +78,7 @@ test('a call the proxy could not record as sent — a number a parse reads as an
   const answers = new Promise<void>((resolve) =>
     proxy.stdout.on('data', (c: Buffer) => {
       received += c.toString('utf8');
-      if (received.split('\n').length > 6) resolve();
+      if (received.split('\n').length > 7) resolve();
     }),
   );
   proxy.stdin.write(init);
@@ -92,12 +96,13 @@ test('a call the proxy could not record as sent — a number a parse reads as an
   expect(errors.map((e) => [e.id, e.error.code])).toEqual([
     [8, -32010],
     [9, -32010],
+    [12, -32010],
     // The line holds the number: each call in it is refused for it.
     [10, -32010],
     [11, -32010],
   ]);
   expect(errors[0]!.error.message).toContain(
-    'it holds the number 9007199254740993, which would be recorded as 9007199254740992, another number',
+    'it holds the number 9007199254740993, which a JSON number (a double) reads as 9007199254740992: send it as a string',
   );
   expect(errors[1]!.error.message).toContain('(0xe9) starts no UTF-8 character');
   expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([

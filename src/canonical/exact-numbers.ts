@@ -4,7 +4,8 @@
  * read as, and it is not an integer past ±(2^53−1). JSON.parse silently rounds `9007199254740993` to
  * `…992` and `0.10000000000000001` to `0.1`; a tool in another language reading the text gets the value the text
  * says. Text holding such a number is compared as the string it is, so two texts whose numbers differ are never
- * one call. The verifier and the runtime's gate both reach this through calls.ts callForm. Pure; runs in a browser.
+ * one call. The verifier and the runtime's gate both reach this through approval/calls.ts callForm, and the MCP
+ * proxy refuses a call holding such a number (mcp/lines.ts). Pure; runs in a browser.
  */
 
 /** A JSON number token, as RFC 8259 writes it: sign, integer part, fraction, exponent. */
@@ -35,6 +36,11 @@ export function exactNumber(token: string): boolean {
 
 /** Whether every number in JSON text `text` (already known to parse) is exact (exactNumber). Outside strings only. */
 export function numbersExact(text: string): boolean {
+  return firstInexactNumber(text) === -1;
+}
+
+/** The index of the first number in JSON text `text` (already known to parse) that is not exact, else -1. */
+export function firstInexactNumber(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -43,9 +49,9 @@ export function numbersExact(text: string): boolean {
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       NUMBER.lastIndex = i;
       const m = NUMBER.exec(text);
-      if (m === null || !exactNumber(m[0])) return false;
+      if (m === null || !exactNumber(m[0])) return i;
       i += m[0].length - 1;
     }
   }
-  return true;
+  return -1;
 }
