@@ -240,6 +240,9 @@ _OUTCOMES = ("tool.completed", "tool.failed", "tool.updated")
 # The most calls one record is read for; past it, one call not in hand stands for the rest (§5 step 5).
 MAX_CALLS = 10_000
 _UNREAD = {RESERVED + "unread": True}
+# A part reference where calls are read (the whole value, an element, a wrapper's member): the calls its content holds
+# are not in the line (PARTS.md §3), so they are not in hand (§5 step 5).
+_IN_A_PART = {RESERVED + "in-a-part": True}
 
 
 def wire_call(o: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +287,9 @@ def calls_in(tc: Any) -> list[dict[str, Any]]:
             stack.extend((x, top) for x in reversed(v))
             continue
         if not isinstance(v, dict):
+            continue
+        if len(v) == 1 and PART in v:
+            out.append(_IN_A_PART)
             continue
         skip: list[Any] = []
         if top or _call_like(v):
@@ -584,7 +590,8 @@ class ApprovalLedger:
                 self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
                           f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
                           "begun only for its granted request", seq, "meta")
-                if req.effect is None:
+                # Unless it ran before the request too: the verdict names that first record (§6).
+                if req.effect is None and req.ran_before is None:
                     req.effect = (eid, seq)
                 if r.get("kind") == "tool.started":
                     self.begun[eid] = form

@@ -558,4 +558,26 @@ function outsider6Cases(cases) {
     c.add({ kind: 'tool.started', tool_call: null, input: 'pay the invoice' });
     caseOf(cases, 'start-without-tool-call', 'denied, then a tool.started with tool_call null and the denied call in its input (APPROVAL_MISSING at seq 3), and one with no call anywhere (a call not in hand: the notice APPROVAL_UNCHECKED at seq 4)', c, [PINS.alice]);
   }
+  {
+    // Outsider E: a call the writer stored as a part (a tool_call of 1 KiB or more, PARTS.md §3) shows no call in its
+    // line; read as a wrapper, the denied call inside was "never executed". A part reference where calls are read is
+    // a call not in hand (§5 step 5).
+    const part = (n) => ({ '$stepchain:part': { digest: 'sha256:' + sha256hex(enc.encode(`part ${n}`)), file: 'sha256:' + sha256hex(enc.encode(`file ${n}`)), size: 1552 } });
+    const { c } = deniedV2();
+    c.add({ kind: 'tool.started', tool_call: part(1) });
+    c.add({ kind: 'step', tool_call: { role: 'assistant', content: null, tool_calls: part(2) } });
+    c.add({ kind: 'tool.started', tool_call: null, input: part(3) });
+    c.add({ kind: 'step', tool_call: { name: PAY.name, arguments: part(4) } });
+    caseOf(cases, 'calls-in-a-part', 'denied, then a tool.started whose whole tool_call is a part reference (seq 3), a step whose assistant message holds its tool_calls as a part (seq 4), a tool.started with tool_call null and its input a part (seq 5): each a call not in hand, the notice APPROVAL_UNCHECKED, and the denied request unchecked, never "never executed"; a call whose arguments alone are a part is compared by address (seq 6: another address than the presented object, no finding of its own beyond the same-tool notice)', c, [PINS.alice]);
+  }
+  {
+    // Outsider E: a call run before its request and again after it: the request's effect is the first (§6).
+    const c = chain();
+    start(c);
+    c.add({ kind: 'step', step_id: 'early', tool_call: PAY });
+    requestV2(c, 'req-1');
+    c.add({ kind: 'step', step_id: 'late', tool_call: PAY });
+    caseOf(cases, 'ran-before-and-after-request', 'the presented call run at seq 1, requested at seq 2, run again at seq 3: APPROVAL_MISSING at seq 1 and at seq 3, and the request\'s effect is the record at seq 1, the first that ran it', c, [PINS.alice]);
+  }
+
 }

@@ -315,8 +315,8 @@ export class ApprovalLedger {
     }
     for (const [rid, req] of this.requests) {
       if (req.form === form) {
-        // It ran: the verdict says so (executed at this seq), never "never executed".
-        if (req.effect === null) req.effect = { id, seq };
+        // It ran: the verdict says so (executed here), never "never executed"; one that ran before it comes first (§6).
+        if (req.effect === null && req.ranBefore === null) req.effect = { id, seq };
         if (r.kind === 'tool.started') this.begun.set(id, form);
         this.add('APPROVAL_MISSING', says.unnamedMessage(r.kind, id, seq, rid, req.seq), seq, 'meta');
         return true;

@@ -15,6 +15,19 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 export const MAX_CALLS = 10_000;
 /** What stands for calls a record holds past MAX_CALLS: a call not in hand (calls.ts callIsHidden). */
 const UNREAD: Rec = Object.freeze({ '$stepchain:unread': true });
+/**
+ * What stands for a part reference where calls are read — the whole value, an element, a wrapper's member: the
+ * calls its content holds are not in the line (PARTS.md §3), so they are not in hand (§5 step 5). Read as a
+ * wrapper, the reference showed no call at all, and a denied call stored as a part was "never executed"
+ * (outsider E).
+ */
+const IN_A_PART: Rec = Object.freeze({ '$stepchain:in-a-part': true });
+
+/** Whether `o` is a part reference standing for a whole value (its only member the reference). */
+const isPartReference = (o: Rec): boolean => {
+  const keys = Object.keys(o);
+  return keys.length === 1 && keys[0] === PART;
+};
 
 /**
  * Whether an object inside a tool_call (not the value itself) is read as a call: it names a tool (`name`,
@@ -48,6 +61,10 @@ export function callsIn(tc: unknown): Rec[] {
       continue;
     }
     if (!isObj(v)) continue;
+    if (isPartReference(v)) {
+      out.push(IN_A_PART);
+      continue;
+    }
     let skip: unknown[] = [];
     if (top || callLike(v)) {
       const call = wireCall(v);
