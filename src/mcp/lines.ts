@@ -101,11 +101,42 @@ function unrecordableLine(line: Buffer, text: string, utf8: boolean): string | n
 
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/**
+ * Why a client's line cannot be read as the server may read it, or null: the proxy forwards only what it read,
+ * since a line it could not parse went through unrecorded while a server's own parser may find a call in it
+ * (outsider F: `NaN` and `Infinity`, which Python's pydantic accepts; a lone CR, which Python's universal
+ * newlines takes for a line end, splitting one line into two messages). Blank lines pass.
+ */
+export function unreadableLine(line: Buffer): string | null {
+  let end = line.length;
+  if (end > 0 && line[end - 1] === 0x0a) end--;
+  if (end > 0 && line[end - 1] === 0x0d) end--;
+  const cr = line.indexOf(0x0d);
+  if (cr !== -1 && cr < end)
+    return `a carriage return at byte ${cr} that does not end the line (a reader may take it for a line end)`;
+  return unparseable(line.subarray(0, end));
+}
+
+/** Why a message (an HTTP body, a line without its end) does not parse as JSON for the proxy, or null (blank passes). */
+export function unparseable(bytes: Uint8Array): string | null {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+  if (text.trim() === '') return null;
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    return `it is not JSON (${e instanceof Error ? e.message : String(e)})`;
+  }
+}
+
 /** A key for a request id that keeps 1 and "1" apart. */
 export const idKey = (id: JsonRpcId): string => (typeof id === 'number' ? `n:${id}` : `s:${id}`);
 
-/** One JSON-RPC error response, as a line. */
-export function errorLine(id: JsonRpcId, code: number, message: string, data?: unknown): Buffer {
+/** JSON-RPC 2.0's code for a message that could not be parsed. */
+export const PARSE_ERROR = -32700;
+
+/** One JSON-RPC error response, as a line (id null: an answer to what could not be read, JSON-RPC's parse error). */
+export function errorLine(id: JsonRpcId | null, code: number, message: string, data?: unknown): Buffer {
   const error: Record<string, unknown> = { code, message };
   if (data !== undefined) error.data = data;
   return Buffer.from(`${JSON.stringify({ jsonrpc: '2.0', id, error })}\n`, 'utf8');

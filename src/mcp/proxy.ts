@@ -9,7 +9,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { Boundary, type Refusal } from './boundary.js';
-import { errorLine, peek, readLines } from './lines.js';
+import { errorLine, PARSE_ERROR, peek, readLines, unreadableLine } from './lines.js';
 import type { ToolPolicy } from './policy.js';
 import { message, SessionRecorder, type SessionOptions } from './session.js';
 
@@ -37,6 +37,15 @@ export interface RunningProxy {
   kill(signal: NodeJS.Signals): void;
 }
 
+/** Answers a client line the proxy cannot read (lines.ts unreadableLine) with a parse error, not forwarded; true when it did. */
+function answeredUnreadable(line: Buffer, log: (note: string) => void, toClient: (line: Buffer) => void): boolean {
+  const unreadable = unreadableLine(line);
+  if (unreadable === null) return false;
+  log(`a line from the client was not forwarded: ${unreadable}`);
+  toClient(errorLine(null, PARSE_ERROR, `stepchain mcp: the line was not forwarded: ${unreadable}`));
+  return true;
+}
+
 /** Starts the server and the proxy between it and the client. */
 export function startProxy(options: ProxyOptions): RunningProxy {
   const log = options.log;
@@ -60,6 +69,7 @@ export function startProxy(options: ProxyOptions): RunningProxy {
   const refuse = (r: Refusal): void => toClient(errorLine(r.id, r.code, `stepchain mcp: ${r.message}`));
 
   async function onClientLine(line: Buffer): Promise<void> {
+    if (answeredUnreadable(line, log, toClient)) return;
     const admission = await boundary.fromClient(peek(line), refuse);
     if (admission.kind === 'forward') toServer(line);
     else if (admission.kind === 'held') {

@@ -99,6 +99,19 @@ test('JSON and SSE bodies pass byte for byte both ways, and the calls in them ar
     'holds the number 9007199254740993, which a JSON number (a double) reads as 9007199254740992',
   );
   expect(received).toEqual(sent);
+  // A body the proxy cannot parse (NaN, which Python's MCP SDK reads) is answered, never sent upstream (outsider F).
+  const nan = await fetch(url, {
+    method: 'POST',
+    body: '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"pay","arguments":{"x":NaN}}}',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': 's-1',
+    },
+  });
+  expect(nan.status).toBe(400);
+  expect(await nan.json()).toMatchObject({ id: null, error: { code: -32700 } });
+  expect(received).toEqual(sent);
   proxy.kill('SIGTERM');
   await new Promise((resolve) => proxy.on('close', resolve));
   const [runId] = readdirSync(store).filter((n) => n.startsWith('mcp-'));

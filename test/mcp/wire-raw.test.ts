@@ -109,3 +109,50 @@ test('a call the proxy could not record as sent — a number a parse reads as an
     ['pay', 'completed', { account: '9007199254740993' }],
   ]);
 }, 180_000);
+
+test('a line the proxy cannot read is answered with a parse error, never forwarded: a server may read a call in it (outsider F)', async () => {
+  // Python's MCP SDK reads NaN and Infinity (pydantic) and takes a lone CR for a line end (universal newlines): each
+  // line here ran a call there that the proxy, unable to parse it, had forwarded unrecorded past --deny.
+  const journal = join(root, 'unreadable');
+  const server = join(root, 'unreadable-server');
+  const init =
+    '{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"clientInfo":{"name":"raw-client","version":"9"},"protocolVersion":"2025-06-18","capabilities":{}}}\n';
+  const call = (id: number, args: string) =>
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"delete_file","arguments":${args}}}`;
+  const unreadable = [
+    `${call(2, '{"path":"/nan","x":NaN}')}\n`,
+    `${call(3, '{"path":"/inf","x":Infinity}')}\n`,
+    `{"jsonrpc":"2.0","id":4,"method":"ping"}\r${call(5, '{"path":"/smuggled"}')}\n`,
+    `{"jsonrpc":"2.0","id":6,"method":"tools/call",\r"params":{"name":"read_file","arguments":{}}}\n`,
+  ];
+  const readable = [`${call(7, '{"path":"/ok"}')}\r\n`, '\n'];
+  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let received = '';
+  let err = '';
+  proxy.stderr.on('data', (c: Buffer) => void (err += c.toString('utf8')));
+  const answers = new Promise<void>((resolve) =>
+    proxy.stdout.on('data', (c: Buffer) => {
+      received += c.toString('utf8');
+      if (received.split('\n').length > 6) resolve();
+    }),
+  );
+  proxy.stdin.write(init);
+  for (const line of unreadable) proxy.stdin.write(line);
+  for (const line of readable) proxy.stdin.write(line);
+  await answers;
+  proxy.stdin.end();
+  await new Promise((resolve) => proxy.on('close', resolve));
+  const run = await waitForRunEnd(journal);
+  expect(readFileSync(`${server}.in`, 'utf8')).toBe(init + readable.join(''));
+  const errors = received
+    .split(/\r?\n/)
+    .filter((l) => l.includes('"error"'))
+    .map((l) => JSON.parse(l) as { id: null; error: { code: number; message: string } });
+  expect(errors.map((e) => [e.id, e.error.code])).toEqual(unreadable.map(() => [null, -32700]));
+  expect(errors[0]!.error.message).toContain('the line was not forwarded: it is not JSON');
+  expect(errors[2]!.error.message).toContain('a carriage return at byte 40 that does not end the line');
+  expect(err).toContain('a line from the client was not forwarded');
+  expect(run.effects.map((e) => [e.tool, e.args])).toEqual([['delete_file', { path: '/ok' }]]);
+}, 180_000);
