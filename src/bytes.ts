@@ -27,7 +27,7 @@ export function ownString(s: string): string {
  * The offset of the first byte of `bytes` that starts no well-formed UTF-8 sequence (the Unicode standard's table
  * 3-7), or bytes.length when every sequence is whole: where a strict decoder failed, for a message that points there.
  */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   for (let i = 0; i < bytes.length;) {
     const b = bytes[i]!;
     if (b < 0x80) {
@@ -46,4 +46,19 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
     i += n + 1;
   }
   return bytes.length;
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * `bytes` as UTF-8 text (a byte order mark kept), or, where they are not UTF-8, the offset of the first byte that
+ * starts no well-formed sequence: what every reader of outside input refuses (decoded with replacement, a record
+ * would hold U+FFFD where the sender's character was).
+ */
+export function utf8OrBadByte(bytes: Uint8Array): string | number {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return firstInvalidUtf8(bytes);
+  }
 }

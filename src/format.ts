@@ -11,7 +11,7 @@ export { canonicalJson, canonicalBytes } from './canonical/jcs.js';
 export { assertIJson, type ValidateOptions } from './canonical/validate.js';
 export { scanCanonical, type ScanCode, type ScanDefect, type ScanResult, type MarkerSpan } from './canonical/scan.js';
 export { digestUtf8, digestBytes, isDigest } from './canonical/sha256.js';
-export { inexactNumber } from './canonical/stored-numbers.js';
+export { inexactNumber, numberAt } from './canonical/stored-numbers.js';
 export { toPointer, parsePointer } from './canonical/pointer.js';
 export { MAX_VALUE_DEPTH, MAX_RECORD_DEPTH, MAX_LINE_BYTES, RESERVED_PREFIX } from './canonical/limits.js';
 export {

@@ -39,6 +39,11 @@ export function inexactNumber(text: string): number {
   return -1;
 }
 
+/** The number token of JSON text `text` at `index` (where inexactNumber or exact-numbers.ts found one), for a message. */
+export function numberAt(text: string, index: number): string {
+  return /^-?[0-9.eE+-]+/.exec(text.slice(index, index + 400))?.[0] ?? '';
+}
+
 /** Whether the journal stores `literal` as itself (see inexactNumber). */
 function keepsItsValue(literal: string): boolean {
   const value = decimalValue(literal);

@@ -1,7 +1,7 @@
 /** Reading people's JSON input (step files, stdin, policies) with errors that point at the line and column. */
 import { readFile, stat } from 'node:fs/promises';
-import { firstInvalidUtf8 } from '../bytes.js';
-import { inexactNumber, scanCanonical } from '../format.js';
+import { utf8OrBadByte } from '../bytes.js';
+import { inexactNumber, numberAt, scanCanonical } from '../format.js';
 import type { Json } from '../index.js';
 import { StepchainError } from '../errors.js';
 
@@ -51,7 +51,7 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
   if (inexact !== -1) {
     const pos = lineAndColumn(text, inexact);
     const line = (where.line ?? 1) + pos.line - 1;
-    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(inexact))![0];
+    const literal = numberAt(text, inexact);
     throw new InputError(
       'INPUT_INVALID',
       `${where.file}:${line}:${pos.column} holds the number ${literal.length > 40 ? literal.slice(0, 40) + '…' : literal}, which would be stored as ${String(Number(literal))}, another number: a JSON number is a double here (RFC 8785; RFC 7493 §2.2). Send it as a string`,
@@ -68,26 +68,22 @@ export function parseJsonStrict(text: string, where: { file: string; line?: numb
  * A byte order mark is kept, for the strict scan to refuse as it always did.
  */
 export function decodeUtf8Input(bytes: Uint8Array, where: { file: string; line?: number }): string {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch {
-    const at = firstInvalidUtf8(bytes);
-    let line = where.line ?? 1;
-    let lineStart = 0;
-    for (let i = 0; i < at; i++)
-      if (bytes[i] === 0x0a) {
-        line++;
-        lineStart = i + 1;
-      }
-    throw new InputError(
-      'INPUT_INVALID',
-      `${where.file}:${line}: byte ${at - lineStart + 1} of the line (0x${bytes[at]!.toString(16).padStart(2, '0')}) is not UTF-8: JSON input must be UTF-8 text (RFC 8259 §8.1); convert the file (for example iconv -f latin1 -t utf-8) and append again`,
-      { location: { file: where.file, line } },
-    );
-  }
+  const text = utf8OrBadByte(bytes);
+  if (typeof text === 'string') return text;
+  const at = text;
+  let line = where.line ?? 1;
+  let lineStart = 0;
+  for (let i = 0; i < at; i++)
+    if (bytes[i] === 0x0a) {
+      line++;
+      lineStart = i + 1;
+    }
+  throw new InputError(
+    'INPUT_INVALID',
+    `${where.file}:${line}: byte ${at - lineStart + 1} of the line (0x${bytes[at]!.toString(16).padStart(2, '0')}) is not UTF-8: JSON input must be UTF-8 text (RFC 8259 §8.1); convert the file (for example iconv -f latin1 -t utf-8) and append again`,
+    { location: { file: where.file, line } },
+  );
 }
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export async function readText(path: string | undefined): Promise<{ text: string; name: string }> {
   if (path === undefined || path === '-') {

@@ -4,8 +4,9 @@
  * to what it read. Parsing is for looking at a message only; the parsed value is never written back.
  */
 import type { Readable } from 'node:stream';
-import { firstInvalidUtf8 } from '../bytes.js';
+import { utf8OrBadByte } from '../bytes.js';
 import { firstInexactNumber } from '../canonical/exact-numbers.js';
+import { numberAt } from '../canonical/stored-numbers.js';
 
 const NEWLINE = 0x0a;
 
@@ -64,14 +65,8 @@ function peekOne(v: unknown, unrecordable: () => string | null): Peeked | null {
 
 /** The messages a line holds (a JSON-RPC batch is several), or none when it is not JSON-RPC the proxy can read. */
 export function peek(line: Buffer): Peeked[] {
-  let text: string;
-  let utf8 = true;
-  try {
-    text = STRICT_UTF8.decode(line);
-  } catch {
-    text = line.toString('utf8');
-    utf8 = false;
-  }
+  const strict = utf8OrBadByte(line);
+  const text = typeof strict === 'string' ? strict : line.toString('utf8');
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -79,27 +74,23 @@ export function peek(line: Buffer): Peeked[] {
     return [];
   }
   let why: string | null | undefined;
-  const unrecordable = (): string | null => (why ??= unrecordableLine(line, text, utf8));
+  const unrecordable = (): string | null => (why ??= unrecordableLine(line, text, strict));
   const all = Array.isArray(v) ? v : [v];
   return all.map((m) => peekOne(m, unrecordable)).filter((p): p is Peeked => p !== null);
 }
 
-/** Peeked.unrecordable for a line and its text (decoded with replacement where not `utf8`). */
-function unrecordableLine(line: Buffer, text: string, utf8: boolean): string | null {
-  if (!utf8) {
-    const at = firstInvalidUtf8(line);
-    return `its byte ${at} (0x${line[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character (MCP messages are UTF-8)`;
-  }
+/** Peeked.unrecordable for a line and its text (decoded with replacement where `strict` is the first bad byte). */
+function unrecordableLine(line: Buffer, text: string, strict: string | number): string | null {
+  if (typeof strict === 'number')
+    return `its byte ${strict} (0x${line[strict]!.toString(16).padStart(2, '0')}) starts no UTF-8 character (MCP messages are UTF-8)`;
   const at = firstInexactNumber(text);
   if (at === -1) return null;
-  const literal = /^-?[0-9.eE+-]+/.exec(text.slice(at))![0].slice(0, 40);
+  const literal = numberAt(text, at).slice(0, 40);
   const value = Number(literal);
   return Number.isInteger(value) && Math.abs(value) > Number.MAX_SAFE_INTEGER && String(value) === literal
     ? `it holds the integer ${literal}, past ±(2^53 − 1), where a JSON number (a double) no longer holds every integer: send it as a string`
     : `it holds the number ${literal}, which a JSON number (a double) reads as ${String(value)}: send it as a string`;
 }
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Why a client's line cannot be read as the server may read it, or null: the proxy forwards only what it read,

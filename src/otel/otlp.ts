@@ -4,8 +4,8 @@
  * attribute values as JSON a journal can hold. Every defect is an OtlpError naming where it is; nothing
  * here throws anything else on hostile input, and nothing is kept from a request that has one.
  */
-import { firstInvalidUtf8 } from '../bytes.js';
-import { inexactNumber } from '../format.js';
+import { utf8OrBadByte } from '../bytes.js';
+import { inexactNumber, numberAt } from '../format.js';
 import { decodeProtobufRequest } from './proto.js';
 
 export class OtlpError extends Error {
@@ -282,17 +282,11 @@ export function spansOfProtobuf(bytes: Uint8Array): OtelSpan[] {
  * string: JSON.parse rounds 9007199254740993 to …992, and the run would say the span held …992).
  */
 export function spansOfJson(body: string | Uint8Array): OtelSpan[] {
-  let text: string;
-  if (typeof body === 'string') text = body;
-  else
-    try {
-      text = STRICT_UTF8.decode(body);
-    } catch {
-      const at = firstInvalidUtf8(body);
-      throw new OtlpError(
-        `the JSON body is not UTF-8: byte ${at} (0x${body[at]!.toString(16).padStart(2, '0')}) starts no UTF-8 character; OTLP/JSON is UTF-8 text`,
-      );
-    }
+  const text = typeof body === 'string' ? body : utf8OrBadByte(body);
+  if (typeof text === 'number')
+    throw new OtlpError(
+      `the JSON body is not UTF-8: byte ${text} (0x${body[text]!.toString(16).padStart(2, '0')}) starts no UTF-8 character; OTLP/JSON is UTF-8 text`,
+    );
   let request: unknown;
   try {
     request = JSON.parse(text);
@@ -301,12 +295,10 @@ export function spansOfJson(body: string | Uint8Array): OtelSpan[] {
   }
   const inexact = inexactNumber(text);
   if (inexact !== -1) {
-    const literal = /^-?[0-9.eE+-]+/.exec(text.slice(inexact))![0].slice(0, 40);
+    const literal = numberAt(text, inexact).slice(0, 40);
     throw new OtlpError(
       `the JSON body holds the number ${literal} (character ${inexact}), which would be recorded as ${String(Number(literal))}, another number: send an int64 as a string, as OTLP/JSON does`,
     );
   }
   return spansOfRequest(request);
 }
-
-const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -12,33 +12,57 @@ import { CLI, NODE, TEE, waitForRunEnd } from './support.js';
 
 const root = tempDir('stepchain-mcp-raw-');
 const RAW = new URL('./fixtures/raw-server.mjs', import.meta.url).pathname;
+const INIT =
+  '{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"clientInfo":{"name":"raw-client","version":"9"},"protocolVersion":"2025-06-18","capabilities":{}}}\n';
+
+/**
+ * `stepchain mcp` in front of the raw server: writes `lines` as the client, waits for more than `answers` lines
+ * back, closes; what the client got, the proxy's standard error, what the server read and wrote, and the run.
+ */
+async function throughProxy(name: string, lines: readonly (string | Buffer)[], answers: number) {
+  const journal = join(root, name);
+  const server = join(root, `${name}-server`);
+  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = Buffer.alloc(0);
+  let err = '';
+  proxy.stderr.on('data', (c: Buffer) => void (err += c.toString('utf8')));
+  const answered = new Promise<void>((resolve) =>
+    proxy.stdout.on('data', (c: Buffer) => {
+      out = Buffer.concat([out, c]);
+      if (out.toString('utf8').split('\n').length > answers) resolve();
+    }),
+  );
+  for (const line of lines) proxy.stdin.write(line);
+  await answered;
+  proxy.stdin.end();
+  await new Promise((resolve) => proxy.on('close', resolve));
+  const received = out.toString('utf8');
+  const errors = received
+    .split(/\r?\n/)
+    .filter((l) => l.includes('"error"'))
+    .map((l) => JSON.parse(l) as { id: number | null; error: { code: number; message: string } });
+  return {
+    received,
+    errors,
+    err,
+    serverIn: readFileSync(`${server}.in`, 'utf8'),
+    serverOut: readFileSync(`${server}.out`, 'utf8'),
+    run: await waitForRunEnd(journal),
+  };
+}
 
 test('odd but valid JSON-RPC passes byte for byte both ways, and the call is recorded', async () => {
-  const journal = join(root, 'raw');
-  const server = join(root, 'raw-server');
   const sent = [
     '{ "jsonrpc": "2.0", "id": "init-1", "method": "initialize", "params": {"clientInfo": {"name":"raw-client","version":"9"}, "protocolVersion":"2025-06-18", "capabilities":{}} }\n',
     '{"jsonrpc":"2.0","method":"notifications/initialized"}\r\n',
     '{ "method": "tools/call", "jsonrpc": "2.0", "id": 7, "params": {"name":"caf\\u00e9", "arguments": {"v": 1.50, "s": "\\/"}} }\n',
   ];
-  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let received = Buffer.alloc(0);
-  const answers = new Promise<void>((resolve) =>
-    proxy.stdout.on('data', (c: Buffer) => {
-      received = Buffer.concat([received, c]);
-      if (received.toString('utf8').split('\n').length > 2) resolve();
-    }),
-  );
-  for (const line of sent) proxy.stdin.write(line);
-  await answers;
-  proxy.stdin.end();
-  await new Promise((resolve) => proxy.on('close', resolve));
-  const run = await waitForRunEnd(journal);
-  expect(readFileSync(`${server}.in`, 'utf8')).toBe(sent.join(''));
-  expect(received.toString('utf8')).toBe(readFileSync(`${server}.out`, 'utf8'));
-  expect(received.toString('utf8')).toContain('"n": 1.0, "big": 1e2}}\r\n');
+  const { received, serverIn, serverOut, run } = await throughProxy('raw', sent, 2);
+  expect(serverIn).toBe(sent.join(''));
+  expect(received).toBe(serverOut);
+  expect(received).toContain('"n": 1.0, "big": 1e2}}\r\n');
   expect(run.identity.agent).toBe('raw-client');
   expect(run.effects.map((e) => [e.tool, e.status, e.args])).toEqual([['café', 'completed', { v: 1.5, s: '/' }]]);
   expect(run.effects[0]!.result).toEqual({ content: [{ type: 'text', text: 'café / 1.0' }], n: 1, big: 100 });
@@ -47,10 +71,6 @@ test('odd but valid JSON-RPC passes byte for byte both ways, and the call is rec
 test('a call the proxy could not record as sent — a number a parse reads as another, bytes that are not UTF-8 — is refused, never forwarded', async () => {
   // Recorded (and put to an approver) as parsed, account …992 would stand for the …993 the server reads: the record
   // and the grant would name another call than the one run.
-  const journal = join(root, 'inexact');
-  const server = join(root, 'inexact-server');
-  const init =
-    '{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"clientInfo":{"name":"raw-client","version":"9"},"protocolVersion":"2025-06-18","capabilities":{}}}\n';
   const exact =
     '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"pay","arguments":{"account":"9007199254740993"}}}\n';
   const refused: Buffer[] = [
@@ -71,28 +91,8 @@ test('a call the proxy could not record as sent — a number a parse reads as an
       '[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"pay","arguments":{"account":1}}},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"pay","arguments":{"amount":0.1000000000000000000001}}}]\n',
     ),
   ];
-  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let received = '';
-  const answers = new Promise<void>((resolve) =>
-    proxy.stdout.on('data', (c: Buffer) => {
-      received += c.toString('utf8');
-      if (received.split('\n').length > 7) resolve();
-    }),
-  );
-  proxy.stdin.write(init);
-  for (const line of refused) proxy.stdin.write(line);
-  proxy.stdin.write(exact);
-  await answers;
-  proxy.stdin.end();
-  await new Promise((resolve) => proxy.on('close', resolve));
-  const run = await waitForRunEnd(journal);
-  expect(readFileSync(`${server}.in`, 'utf8')).toBe(init + exact);
-  const errors = received
-    .split(/\r?\n/)
-    .filter((l) => l.includes('"error"'))
-    .map((l) => JSON.parse(l) as { id: number; error: { code: number; message: string } });
+  const { errors, serverIn, run } = await throughProxy('inexact', [INIT, ...refused, exact], 7);
+  expect(serverIn).toBe(INIT + exact);
   expect(errors.map((e) => [e.id, e.error.code])).toEqual([
     [8, -32010],
     [9, -32010],
@@ -113,10 +113,6 @@ test('a call the proxy could not record as sent — a number a parse reads as an
 test('a line the proxy cannot read is answered with a parse error, never forwarded: a server may read a call in it (outsider F)', async () => {
   // Python's MCP SDK reads NaN and Infinity (pydantic) and takes a lone CR for a line end (universal newlines): each
   // line here ran a call there that the proxy, unable to parse it, had forwarded unrecorded past --deny.
-  const journal = join(root, 'unreadable');
-  const server = join(root, 'unreadable-server');
-  const init =
-    '{"jsonrpc":"2.0","id":"init-1","method":"initialize","params":{"clientInfo":{"name":"raw-client","version":"9"},"protocolVersion":"2025-06-18","capabilities":{}}}\n';
   const call = (id: number, args: string) =>
     `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"delete_file","arguments":${args}}}`;
   const unreadable = [
@@ -126,30 +122,8 @@ test('a line the proxy cannot read is answered with a parse error, never forward
     `{"jsonrpc":"2.0","id":6,"method":"tools/call",\r"params":{"name":"read_file","arguments":{}}}\n`,
   ];
   const readable = [`${call(7, '{"path":"/ok"}')}\r\n`, '\n'];
-  const proxy = spawn(NODE, [CLI, 'mcp', journal, '--fsync', 'none', '--', NODE, TEE, server, NODE, RAW], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let received = '';
-  let err = '';
-  proxy.stderr.on('data', (c: Buffer) => void (err += c.toString('utf8')));
-  const answers = new Promise<void>((resolve) =>
-    proxy.stdout.on('data', (c: Buffer) => {
-      received += c.toString('utf8');
-      if (received.split('\n').length > 6) resolve();
-    }),
-  );
-  proxy.stdin.write(init);
-  for (const line of unreadable) proxy.stdin.write(line);
-  for (const line of readable) proxy.stdin.write(line);
-  await answers;
-  proxy.stdin.end();
-  await new Promise((resolve) => proxy.on('close', resolve));
-  const run = await waitForRunEnd(journal);
-  expect(readFileSync(`${server}.in`, 'utf8')).toBe(init + readable.join(''));
-  const errors = received
-    .split(/\r?\n/)
-    .filter((l) => l.includes('"error"'))
-    .map((l) => JSON.parse(l) as { id: null; error: { code: number; message: string } });
+  const { errors, err, serverIn, run } = await throughProxy('unreadable', [INIT, ...unreadable, ...readable], 6);
+  expect(serverIn).toBe(INIT + readable.join(''));
   expect(errors.map((e) => [e.id, e.error.code])).toEqual(unreadable.map(() => [null, -32700]));
   expect(errors[0]!.error.message).toContain('the line was not forwarded: it is not JSON');
   expect(errors[2]!.error.message).toContain('a carriage return at byte 40 that does not end the line');
