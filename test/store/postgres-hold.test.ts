@@ -170,8 +170,12 @@ describe('holding a Postgres journal’s appends', () => {
   // Outsider 18: each fork read the parent for erasure records to its end as it moved, and three forks of a
   // journal an agent kept appending to never caught up: they finished only when the agent stopped.
   test('forks of a journal an agent keeps appending to finish while it appends', async () => {
+    // Room for what runs at once — three forks, each a hold and a look, and the agent's appends: with 4, the forks
+    // held one connection each and queued for a second behind the agent, and on a machine as busy as its cores
+    // one queued past the connection timeout (POOL_EXHAUSTED, busy fresh-clone run). A pool that small is
+    // POOL_EXHAUSTED's own test, below.
     const store = pgHarness.track(
-      new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), connection: { max: 4 } }),
+      new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), connection: { max: 8 } }),
     );
     const parent = await store.create('live', { format: 'stepchain/v3' } as never);
     for (let i = 0; i < 30; i++) await parent.append({ input: { i } });
