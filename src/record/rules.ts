@@ -3,6 +3,7 @@
  * computes (prev_hash, step_hash, seq, step_id, ts), each checked on its canonical text in place.
  */
 import { isSeq } from '../canonical/json.js';
+import { isDigestTextAt } from '../canonical/hex-text.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId, isValidTimestamp } from './fields.js';
 import type { MemberRule } from './profile.js';
@@ -17,15 +18,10 @@ export const envelope = (name: string, check: MemberRule['check']): MemberRule =
 });
 
 /** A digest's canonical text: no escape can occur in it, so the text alone decides (and nothing is sliced). */
-const DIGEST_TEXT = /"sha256:[0-9a-f]{64}"/y;
 export const digestRule =
   (name: string): MemberRule['check'] =>
-  (text, start, end) => {
-    DIGEST_TEXT.lastIndex = start;
-    return end - start === 73 && DIGEST_TEXT.test(text)
-      ? null
-      : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
-  };
+  (text, start, end) =>
+    isDigestTextAt(text, start, end) ? null : invalid(`${name} must be "sha256:" followed by 64 lowercase hex digits`);
 
 export const SEQ_RULE: MemberRule = envelope('seq', (text, start, end) =>
   isSeq(canonicalValue(text, start, end)) ? null : invalid('seq must be an integer from 0 to 2^53 - 1'),

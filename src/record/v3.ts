@@ -13,6 +13,7 @@
  * `secrets` instead of `seed`), whose fast tier takes `bind` as given. Kinds (§10 of the design) are open:
  * a kind that matches the pattern but is not registered is verified for integrity and reported as a notice.
  */
+import { isHex64TextAt } from '../canonical/hex-text.js';
 import { isObject, type Json } from '../canonical/json.js';
 import { canonicalValue } from '../canonical/value.js';
 import { isValidId } from './fields.js';
@@ -70,7 +71,6 @@ export interface StepRecordV3 {
   step_hash: string;
 }
 
-const SEED_TEXT = /"[0-9a-f]{64}"/y;
 const content = (name: string, check: MemberRule['check'] = null): MemberRule => ({
   name,
   required: true,
@@ -118,10 +118,9 @@ function baseMembers(): MemberRule[] {
   ];
 }
 
-const seedRule: MemberRule = envelope('seed', (text, start, end) => {
-  SEED_TEXT.lastIndex = start;
-  return end - start === 66 && SEED_TEXT.test(text) ? null : invalid('seed must be 64 lowercase hex digits (256 bits)');
-});
+const seedRule: MemberRule = envelope('seed', (text, start, end) =>
+  isHex64TextAt(text, start, end) ? null : invalid('seed must be 64 lowercase hex digits (256 bits)'),
+);
 const bindRule: MemberRule = envelope('bind', digestRule('bind'));
 const secretsRule: MemberRule = envelope('secrets', (text, start, end) =>
   isObject(canonicalValue(text, start, end)) ? null : invalid('secrets must be a JSON object'),
