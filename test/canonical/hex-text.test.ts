@@ -19,7 +19,8 @@ const notHex = fc.constantFrom('A', 'F', 'g', '/', ':', '`', 'G', '\u0130', '\u0
 
 /** A valid text with, maybe, one character replaced; placed at an offset inside other text. */
 const placed = (prefix: string) =>
-  fc.tuple(fc.string({ maxLength: 8 }), hex64, fc.option(fc.tuple(fc.nat(63), notHex)), fc.string({ maxLength: 8 }))
+  fc
+    .tuple(fc.string({ maxLength: 8 }), hex64, fc.option(fc.tuple(fc.nat(63), notHex)), fc.string({ maxLength: 8 }))
     .map(([before, hex, change, after]) => {
       const digits = change === null ? hex : hex.slice(0, change[0]) + change[1] + hex.slice(change[0] + 1);
       return { text: `${before}"${prefix}${digits}"${after}`, start: before.length };
