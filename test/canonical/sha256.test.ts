@@ -70,6 +70,26 @@ describe('node:crypto and @noble/hashes give identical SHA-256', () => {
     );
   });
 
+  test('parts hashed in one scratch (hexUtf8Parts): any text, past the scratch too, as if joined', () => {
+    const parts = nodeBackend.hexUtf8Parts!;
+    const joined = (ps: string[]): string => toHex(nobleBackend.utf8([ps.join('')]));
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 300 }), { maxLength: 6 }), (ps) => {
+        expect(parts(ps)).toBe(joined(ps));
+      }),
+      { numRuns: 500 },
+    );
+    // Around the 64 KiB scratch: ASCII that fits exactly, one that does not, and three-byte characters.
+    for (const ps of [
+      ['a'.repeat(21_000), 'b'.repeat(845)],
+      ['a'.repeat(40_000), 'b'.repeat(40_000)],
+      ['\u20ac'.repeat(21_845), 'x'],
+      ['\u20ac'.repeat(30_000), '\ud83d\ude00'.repeat(10)],
+      [],
+    ])
+      expect(parts(ps)).toBe(joined(ps));
+  });
+
   test('the FIPS 180-4 "abc" example', () => {
     const abc = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
     expect(toHex(nobleBackend.utf8(['abc']))).toBe(abc);
