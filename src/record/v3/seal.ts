@@ -24,13 +24,18 @@ export const UNDECIDED = 'sha256:undecided';
 export function stepHashV3(bind: string, texts: (name: string) => string | undefined): string {
   let out = '{"bind":"' + bind + '"';
   for (let i = 1; i < ENVELOPE_NAMES.length; i++) {
-    const n = ENVELOPE_NAMES[i]!;
-    const t = texts(n);
+    const t = texts(ENVELOPE_NAMES[i]!);
     if (t === undefined) return UNDECIDED;
-    out += ',"' + n + '":' + t;
+    out += ENVELOPE_KEYS[i]! + t;
   }
   return digestUtf8(out + '}');
 }
+
+/**
+ * Each member's `,"name":`, written once: built per member, it made two more string nodes for every member of
+ * every record hashed (this preimage is built for each line verify reads: 0.93 → 0.79 µs a line, bench/RESULTS.md).
+ */
+const ENVELOPE_KEYS = ENVELOPE_NAMES.map((n) => `,"${n}":`);
 
 /** The seed (copied or drawn) and R of a record, as the seal needs them. */
 function commitV3(texts: StepTexts, seed: string | undefined): { seed: string; root: string } {
