@@ -271,12 +271,14 @@ function callAt(
  * a string (a same-tool call, §5 step 4), else null.
  */
 export interface StoredKey {
+  /** Holds the digest's 32 characters at `digestAt`: a batch's digests unpacked on another thread stay one string. */
   digest: string;
+  digestAt: number;
   name: string | null;
 }
 
 export function storedKey(form: string): StoredKey {
-  return { digest: latin1Utf8(form), name: nameTextOf(form) };
+  return { digest: latin1Utf8(form), digestAt: 0, name: nameTextOf(form) };
 }
 
 /** The canonical text of a compared form's name where it is a string (the form's last member), else null. */

@@ -65,16 +65,17 @@ export class EarlierCalls {
 
   /**
    * A call read from its stored line: its step_id as JSON text and its key (calls.ts storedKey: its form's digest
-   * as 32 one-byte characters, its name's text). Noted; entered when the table is next read or entered.
+   * as 32 one-byte characters, `digest[digestAt, digestAt + 32)`, and its name's text). Noted; entered when the
+   * table is next read or entered.
    */
-  stored(idText: string, seq: number, digest: string, nameText: string | null): void {
+  stored(idText: string, seq: number, digest: string, digestAt: number, nameText: string | null): void {
     const n = this.pendingIds.size;
     if (n === this.pendingSeqs.length) {
       this.pendingSeqs = grown(this.pendingSeqs);
       this.pendingDigests = grown(this.pendingDigests);
     }
     const bytes = this.pendingDigests;
-    for (let k = 0, at = 32 * n; k < 32; k++, at++) bytes[at] = digest.charCodeAt(k);
+    for (let k = 0, at = 32 * n; k < 32; k++, at++) bytes[at] = digest.charCodeAt(digestAt + k);
     this.pendingSeqs[n] = seq;
     this.pendingIds.add(idText);
     if (n + 1 >= PENDING_MOST) this.enterPending();

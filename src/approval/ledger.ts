@@ -138,7 +138,7 @@ export class ApprovalLedger {
 
   /** A record's call read from its stored line (calls.ts storedCall; its form's storedKey) while no request is held. */
   storedCall(idText: string, seq: number, ts: string, key: StoredKey): void {
-    if (this.requests.size === 0) this.ran.stored(idText, seq, key.digest, key.name);
+    if (this.requests.size === 0) this.ran.stored(idText, seq, key.digest, key.digestAt, key.name);
     this.dated(ts);
   }
 

@@ -48,7 +48,7 @@ export function readLine(
       if (read === null) reading.call = 'parse';
       else {
         const key = storedKey(read.form);
-        reading.call = { id: read.id, seq: read.seq, ts: read.ts, digest: key.digest, name: key.name };
+        reading.call = { id: read.id, seq: read.seq, ts: read.ts, digest: key.digest, digestAt: 0, name: key.name };
       }
     }
   }

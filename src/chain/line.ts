@@ -81,7 +81,9 @@ export interface StoredCallKey {
   id: string;
   seq: number;
   ts: string;
+  /** Holds the digest's 32 one-byte characters at `digestAt` (a batch's digests, unpacked, are one string). */
   digest: string;
+  digestAt: number;
   name: string | null;
 }
 

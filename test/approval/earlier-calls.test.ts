@@ -38,7 +38,9 @@ describe('the calls run before their requests', () => {
           if (op.parsed) calls.rememberForm(form, id, seq, 'tool.started');
           else {
             const key = storedKey(form);
-            calls.stored(JSON.stringify(id), seq, key.digest, key.name);
+            // As a batch's digests arrive: this call's 32 characters inside a longer string, at its place.
+            const before = '\u00ff'.repeat(32 * (seq % 3));
+            calls.stored(JSON.stringify(id), seq, before + key.digest + '\u0000'.repeat(32), before.length, key.name);
           }
           if (!byForm.has(form)) byForm.set(form, first);
           if (!byTool.has(`t${op.tool}`)) byTool.set(`t${op.tool}`, first);
@@ -61,7 +63,7 @@ describe('the calls run before their requests', () => {
     for (let seq = 0; seq < n; seq++) {
       // Every other record repeats one call; the rest are distinct.
       const key = seq % 2 === 0 ? repeated : storedKey(formOf(1, seq));
-      calls.stored(JSON.stringify(`s${seq}`), seq, key.digest, key.name);
+      calls.stored(JSON.stringify(`s${seq}`), seq, key.digest, key.digestAt, key.name);
     }
     expect(calls.find(formOf(0, 0))).toEqual({ id: 's0', seq: 0, kind: 'record' });
     expect(calls.find(formOf(1, 1))).toEqual({ id: 's1', seq: 1, kind: 'record' });
