@@ -161,7 +161,13 @@ export class ChainFeeder {
       (this.inFlight.length > most || this.inFlight[0]!.facts !== undefined || this.inFlight[0]!.failed)
     ) {
       const head = this.inFlight[0]!;
-      await head.ready;
+      // While the workers start, the oldest batch may sit with one still loading its code: this thread checks it
+      // itself instead of waiting (the worker's answer, when it comes, is the same and is dropped). At the start
+      // of `stepchain verify` of 100 000 v3 steps this thread otherwise waited about 35 ms for the first answer.
+      if (this.answered === 0 && head.facts === undefined && !head.failed) {
+        this.checkedHere++;
+        head.facts = checkBatch({ format: this.format, bytes: head.bytes, ends: head.ends });
+      } else await head.ready;
       this.inFlight.shift();
       this.apply(head);
     }
@@ -227,7 +233,8 @@ export class ChainFeeder {
       batch.ready = pool.check({ format: this.format, bytes, ends: batch.ends }).then(
         (facts) => {
           this.answered++;
-          batch.facts = facts;
+          // A batch this thread checked while the workers started keeps its facts (see drain).
+          if (batch.facts === undefined) batch.facts = facts;
         },
         () => void (batch.failed = true), // a worker that failed: this thread checks the batch itself
       );

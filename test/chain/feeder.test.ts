@@ -342,6 +342,24 @@ describe('FORMAT §6.3 order: settle and the feeding thread, memory bounded', ()
     expect((await finishAnswering(feeder, m)).ok).toBe(true);
   });
 
+  test('while no worker has answered, settle checks the oldest batch itself instead of waiting; the late answer is dropped', async () => {
+    const { m, feeder, observed } = start(1);
+    // Lines 0–8: batches 0–7 taken, three sent to the worker, five checked here; eight in flight, two over the bound.
+    for (const l of lines.slice(0, 9)) feeder.line(l, true);
+    expect(m.received.length).toBe(3);
+    expect(feeder.checkedHere).toBe(5);
+    // No answer comes: settle checks batches 0 and 1 here (a worker still loading its code is not waited for).
+    await feeder.settle();
+    expect(observed).toEqual([0, 1]);
+    expect(feeder.checkedHere).toBe(7);
+    // The worker's answers for them arrive later and change nothing; the report is the sequential one.
+    for (let k = 0; k < 3; k++) m.answer();
+    await turns();
+    const report = await finishAnswering(feeder, m);
+    expect(report.ok).toBe(true);
+    expect(observed).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
   test('settle passes each finished batch to the verifier in order, a failed one too, and leaves at most six per thread in flight', async () => {
     const { m, feeder, observed, each } = start(1);
     // Lines 0–2: batches 0 and 1 sent, line 2 held. Batch 0's worker fails: it is finished all the same.
