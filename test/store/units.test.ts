@@ -10,7 +10,7 @@ import { knownSteps, sequenceBatch } from '../../src/store/sequencer.js';
 import { journalReport, verifySource } from '../../src/store/verify-source.js';
 import { STEP_V1, genesisHash, makeGenesis } from '../../src/record/index.js';
 import { StoreError } from '../../src/store/errors.js';
-import { readLastLine, readLines } from '../../src/store/file/lines.js';
+import { readLastLine, readLineBatches, readLines } from '../../src/store/file/lines.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('IdempotencyWindow', () => {
@@ -198,6 +198,30 @@ describe('readLines', () => {
         },
       ),
       { numRuns: 40 },
+    );
+  });
+
+  test('read on the calling thread (sync, as verify reads), reused buffers and an end: the same lines as read through the pool', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { maxLength: 6 }), fc.nat(200_000), async (lines, cut) => {
+        const path = join(dir, `s${k++}`);
+        const text = lines.map((l) => l + '\n').join('');
+        writeFileSync(path, text);
+        const end = Math.min(cut, text.length);
+        const read = async (reading: Parameters<typeof readLineBatches>[3]) => {
+          const got: string[] = [];
+          // Each batch's lines are copied before the next is asked for: with reuse, the buffers are read into again.
+          for await (const batch of readLineBatches(path, 0, Infinity, reading))
+            for (const r of batch) got.push(`${r.start}-${r.end}-${r.terminated}:${r.bytes.toString('latin1')}`);
+          return got;
+        };
+        for (const limit of [{}, { end }]) {
+          const pooled = await read({ chunkBytes: 64 * 1024, ...limit });
+          expect(await read({ chunkBytes: 64 * 1024, reuse: true, sync: true, ...limit })).toEqual(pooled);
+          expect(await read({ chunkBytes: 1000, sync: true, ...limit })).toEqual(pooled);
+        }
+      }),
+      { numRuns: 30 },
     );
   });
 
