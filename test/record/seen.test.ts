@@ -143,7 +143,7 @@ describe('what verify keeps per record', () => {
       for (let seq = 0; seq < n; seq++) {
         const id = 'b5c0e0a1-' + String(seq).padStart(8, '0') + '-4f00-8000-000000000000';
         notes.addLine({ text: '', kindIsStep: true, stepId: id }, seq);
-        calls.stored('"' + id + '"', seq, latin1(hex(seq)), '"sql_query"');
+        calls.stored('"' + id + '"', seq, latin1(hex(seq)), 0, '"sql_query"');
       }
       if (calls.find('{"arguments":{},"name":"x"}') !== undefined || notes.notes().length !== 0) process.exit(3);
       process.stdout.write(String((used() - before) / n));

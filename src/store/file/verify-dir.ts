@@ -53,12 +53,10 @@ export interface DirVerifyOptions extends JournalVerifyOptions {
 
 const BLOB_NAME_RE = /^[0-9a-f]{64}$/;
 /**
- * Verify reads a bucket 256 KiB at a time into one reused buffer (of two: the next read fills the other). Through
- * libuv's thread pool, reads of 64 KiB cost 9% of a 100 000-step verify's CPU time (measured in CPU time, paired
- * runs); a fresh 1 MiB buffer per read cost 30 MB of peak RSS more than one reused 256 KiB buffer (measured,
- * bench/workers/rss.mjs). The verifier is done with every line before it asks for the next read. The reads are
- * made on the verifying thread (lines.ts ReadOptions.sync): its line checks keep the other cores busy, where a
- * pool thread's read waited for one.
+ * Verify reads a bucket 256 KiB at a time into reused buffers, on its own thread (lines.ts ReadOptions.sync: a
+ * pool thread waited for a core its line checks held). Reads of 64 KiB cost 9% of a 100 000-step verify's CPU
+ * time; a fresh 1 MiB buffer per read, 30 MB more peak RSS (bench/workers/rss.mjs). The verifier is done with
+ * every line before it asks for the next read.
  */
 const VERIFY_READS = { chunkBytes: 256 * 1024, reuse: true, sync: true } as const;
 
