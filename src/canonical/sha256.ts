@@ -98,12 +98,21 @@ const PARTS_SCRATCH = new Uint8Array(64 * 1024);
 
 function hexOfParts(oneShot: OneShot, parts: readonly string[]): string {
   let at = 0;
-  for (const part of parts) {
-    // At most 3 bytes per UTF-16 unit: a part that might not fit is not tried (encodeInto would stop short).
-    if (3 * part.length > PARTS_SCRATCH.length - at) return oneShot('sha256', parts.join(''), 'hex');
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    // At most 3 bytes per UTF-16 unit: a part that might not fit is not tried (encodeInto would stop short). A
+    // part ending in a high surrogate may be half a pair the next part ends: encoded alone, each half would be
+    // U+FFFD, the pair joined is one character, so such parts are joined.
+    if (3 * part.length > PARTS_SCRATCH.length - at || (i < parts.length - 1 && endsInHighSurrogate(part)))
+      return oneShot('sha256', parts.join(''), 'hex');
     at += encoder.encodeInto(part, at === 0 ? PARTS_SCRATCH : PARTS_SCRATCH.subarray(at)).written;
   }
   return oneShot('sha256', PARTS_SCRATCH.subarray(0, at), 'hex');
+}
+
+function endsInHighSurrogate(text: string): boolean {
+  const c = text.charCodeAt(text.length - 1);
+  return c >= 0xd800 && c <= 0xdbff;
 }
 
 /** A Uint8Array over a Buffer's bytes (no copy), so every backend returns the same type. */
