@@ -92,11 +92,14 @@ export async function* readLineBatches(
     const want = reading.end === undefined ? chunkBytes : Math.min(chunkBytes, reading.end - at);
     if (want <= 0) return null;
     const chunk = buffers === null ? Buffer.allocUnsafeSlow(chunkBytes) : buffers[(turn = 1 - turn)]!;
-    if (reading.sync === true) {
-      const got = readSync(fh.fd, chunk, 0, want, at);
-      return new Promise((resolve) => setImmediate(() => resolve(chunk.subarray(0, got))));
-    }
-    return fh.read(chunk, 0, want, at).then(({ bytesRead }) => chunk.subarray(0, bytesRead));
+    const read =
+      reading.sync === true
+        ? readHere(fh, chunk, want, at)
+        : fh.read(chunk, 0, want, at).then(({ bytesRead }) => chunk.subarray(0, bytesRead));
+    // A read that fails is reported where it is awaited, after the lines read before it have gone to the caller;
+    // until then it is marked handled, so that the process does not end on an unhandled rejection meanwhile.
+    read.catch(() => undefined);
+    return read;
   };
   let next: Promise<Buffer> | null = null;
   try {
@@ -119,6 +122,20 @@ export async function* readLineBatches(
     await next?.catch(() => undefined);
     await fh.close();
   }
+}
+
+/** A read on this thread (ReadOptions.sync), answered after one turn of the event loop; its error, as a rejection. */
+function readHere(fh: FileHandle, chunk: Buffer, want: number, at: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let got: number;
+    try {
+      got = readSync(fh.fd, chunk, 0, want, at);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    setImmediate(() => resolve(chunk.subarray(0, got)));
+  });
 }
 
 /** The last newline-terminated line of `path` and the file size, reading backwards; null line when none. */
