@@ -26,21 +26,14 @@ const placed = (prefix: string) =>
       return { text: `${before}"${prefix}${digits}"${after}`, start: before.length };
     });
 
-test('isDigestTextAt agrees with the digest pattern at every offset and span', () => {
+test.each([
+  ['isDigestTextAt', isDigestTextAt, 'sha256:', 73, DIGEST],
+  ['isHex64TextAt', isHex64TextAt, '', 66, SEED],
+] as const)('%s agrees with its pattern at every offset and span', (_name, isAt, prefix, length, pattern) => {
   fc.assert(
-    fc.property(placed('sha256:'), fc.integer({ min: -2, max: 2 }), ({ text, start }, stretch) => {
-      const end = start + 73 + stretch;
-      expect(isDigestTextAt(text, start, end)).toBe(byRegex(DIGEST, text, start, end));
-    }),
-    { numRuns: 2000 },
-  );
-});
-
-test('isHex64TextAt agrees with the seed pattern at every offset and span', () => {
-  fc.assert(
-    fc.property(placed(''), fc.integer({ min: -2, max: 2 }), ({ text, start }, stretch) => {
-      const end = start + 66 + stretch;
-      expect(isHex64TextAt(text, start, end)).toBe(byRegex(SEED, text, start, end));
+    fc.property(placed(prefix), fc.integer({ min: -2, max: 2 }), ({ text, start }, stretch) => {
+      const end = start + length + stretch;
+      expect(isAt(text, start, end)).toBe(byRegex(pattern, text, start, end));
     }),
     { numRuns: 2000 },
   );
