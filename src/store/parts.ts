@@ -14,9 +14,10 @@ export interface PartStore {
   /**
    * A part file's bytes, or null when the store does not hold that address. Given the reference's `size`, a
    * stored file of another size comes back as `{ size }` alone, unread: no more bytes are read than the
-   * record says the part has.
+   * record says the part has. Where something that cannot be a part's file stands under its name (a FIFO, a
+   * device, a directory), `{ unreadable }` with the reason: a verifier reports it where the part is referenced.
    */
-  get(address: string, size?: number): Promise<Uint8Array | { size: number } | null>;
+  get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null>;
   has(address: string): Promise<boolean>;
   /**
    * Stores parts, idempotently: an address already held is left as it is (same address, same file: the

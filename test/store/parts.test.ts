@@ -94,7 +94,9 @@ test("file store: a FIFO, a directory or a stray file under a part's name is ref
   const s = new FilePartStore(root, { fsync: false });
   const hex = 'ef'.repeat(32);
   mkdirSync(join(root, 'parts', 'ef', hex.slice(2)), { recursive: true });
-  await expect(s.get(`sha256:${hex}`)).rejects.toMatchObject({ code: 'IO_ERROR' });
+  // For a reader, damage it reports at the reference (PART_CORRUPT); a writer checking for the part stops.
+  await expect(s.get(`sha256:${hex}`)).resolves.toMatchObject({ unreadable: expect.stringContaining('ENOTREGULAR') });
+  await expect(s.has(`sha256:${hex}`)).rejects.toMatchObject({ code: 'IO_ERROR' });
   // A file whose bytes are not what a reference names is the reader's to refuse.
   const good = `sha256:${'12'.repeat(32)}`;
   mkdirSync(join(root, 'parts', '12'), { recursive: true });

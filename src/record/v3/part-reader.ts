@@ -58,6 +58,7 @@ export class PartReader {
       );
     const got = await this.source(ref.digest, ref.size);
     if (got === null) throw new PartError('PART_MISSING', `${where} is not in the store`, ref.digest, loc);
+    if ('unreadable' in got) throw new PartError('PART_CORRUPT', `${where}: ${got.unreadable}`, ref.digest, loc);
     if (!(got instanceof Uint8Array) || got.length !== ref.size) {
       const held = got instanceof Uint8Array ? got.length : got.size;
       throw new PartError(

@@ -47,7 +47,7 @@ interface RecentList {
 /** What PartWriter reads back through to find an existing part (a PartStore's lookup and get). */
 export interface PartIndex {
   lookup(indexKey: string): Promise<string | null>;
-  get(address: string, size?: number): Promise<Uint8Array | { size: number } | null>;
+  get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null>;
 }
 
 export interface PartWriterOptions {

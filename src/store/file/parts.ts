@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { StoreError, ioError } from '../errors.js';
 import type { PartPayload, PartStore } from '../parts.js';
 import { ADDRESS_RE, INDEX_KEY_RE, keyOfHex, newKeyHex } from '../parts.js';
-import { fsyncDir, isNotFound, openRegular, readExactly, writeFileAtomic } from './fsutil.js';
+import { NOT_REGULAR, errorCode, fsyncDir, isNotFound, openRegular, readExactly, writeFileAtomic } from './fsutil.js';
 
 export const PARTS_DIR = 'parts';
 const INDEX_DIR = 'index';
@@ -47,13 +47,18 @@ export class FilePartStore implements PartStore {
     return join(this.root, hex.slice(0, 2), hex.slice(2));
   }
 
-  async get(address: string, size?: number): Promise<Uint8Array | { size: number } | null> {
+  async get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null> {
     const path = this.pathOf(address);
     let opened;
     try {
       opened = await openRegular(path);
     } catch (e) {
       if (isNotFound(e)) return null;
+      // Planted under the part's name, or in place of its folder: the journal's content is damaged, as with a
+      // part of the wrong size, and verify reports it at the reference (PART_CORRUPT) instead of failing whole.
+      const code = errorCode(e);
+      if (code === NOT_REGULAR || code === 'ENOTDIR' || code === 'ELOOP')
+        return { unreadable: `${path} cannot be read as a part's file (${code}: ${(e as Error).message})` };
       throw ioError('reading part', path, e);
     }
     try {
@@ -68,7 +73,13 @@ export class FilePartStore implements PartStore {
   }
 
   async has(address: string): Promise<boolean> {
-    return (await this.get(address, -1)) !== null;
+    const got = await this.get(address, -1);
+    // A writer does not take a planted FIFO or directory for the part, nor write over it: it stops, as before.
+    if (got !== null && 'unreadable' in got)
+      throw new StoreError('IO_ERROR', `checking part ${address}: ${got.unreadable}`, {
+        location: { file: this.pathOf(address) },
+      });
+    return got !== null;
   }
 
   async put(parts: readonly PartPayload[]): Promise<void> {
