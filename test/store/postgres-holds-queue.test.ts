@@ -4,7 +4,7 @@
  * started or ended for its wait.
  */
 import { describe, expect, test } from 'vitest';
-import { ConnectionHolds, holdsFor } from '../../src/store/postgres/holds.js';
+import { ConnectionHolds, appendingTo, holdingJournal, holdsFor } from '../../src/store/postgres/holds.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -52,5 +52,68 @@ describe('ConnectionHolds', () => {
     await stuck;
     // The refused waiter left the queue: the next one runs at once.
     await expect(holds.run('after', 100, () => Promise.resolve(1))).resolves.toBe(1);
+  });
+});
+
+describe("a journal's holds and appends in one process", () => {
+  const later = (): Promise<void> => sleep(30);
+
+  test('a hold begun while an append is under way runs only once it has ended; appends then wait for the hold', async () => {
+    const log: string[] = [];
+    const endAppend = await appendingTo('j1', 'appending', 5000);
+    const hold = holdingJournal('j1', 'holding', 5000, async () => {
+      log.push('hold runs');
+      await later();
+      log.push('hold ends');
+    });
+    await later();
+    expect(log).toEqual([]); // the append under way has not ended
+    const next = appendingTo('j1', 'appending again', 5000).then((end) => {
+      log.push('second append under way');
+      end();
+    });
+    log.push('first append ends');
+    endAppend();
+    endAppend(); // ending twice counts once
+    await Promise.all([hold, next]);
+    expect(log).toEqual(['first append ends', 'hold runs', 'hold ends', 'second append under way']);
+  });
+
+  test('holds and appends queued behind a hold keep their order; appends of other journals never wait', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const first = holdingJournal('j2', 'first hold', 5000, () => new Promise<void>((r) => (release = r)));
+    const queued = [
+      appendingTo('j2', 'a', 5000).then(async (end) => {
+        log.push('append a');
+        await later();
+        log.push('append a ends');
+        end();
+      }),
+      holdingJournal('j2', 'second hold', 5000, async () => void log.push('second hold')),
+      appendingTo('j2', 'b', 5000).then((end) => (log.push('append b'), end())),
+    ];
+    const other = await appendingTo('elsewhere', 'c', 5000);
+    other();
+    await later();
+    expect(log).toEqual([]);
+    release();
+    await Promise.all([first, ...queued]);
+    expect(log).toEqual(['append a', 'append a ends', 'second hold', 'append b']);
+  });
+
+  test('a hold whose appends under way never end fails LOCK_TIMEOUT, and leaves the journal free', async () => {
+    const stuck = await appendingTo('j3', 'appending', 5000);
+    const refused = await holdingJournal('j3', 'erasing in journal j3', 100, () => Promise.resolve()).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ code: 'LOCK_TIMEOUT' });
+    expect(String((refused as Error).message)).toMatch(
+      /erasing in journal j3 waited 100 ms for this process's appends/,
+    );
+    stuck();
+    await expect(holdingJournal('j3', 'again', 100, () => Promise.resolve('ran'))).resolves.toBe('ran');
+    const end = await appendingTo('j3', 'appending', 100); // at once: nothing holds it
+    end();
   });
 });

@@ -82,49 +82,91 @@ export const DEFAULT_POOL_MAX = 10;
 /**
  * Which journals this process holds (a hold of its appends, an erasure, a checkpoint, a fork's lock on its
  * parent), by server, schema and key, across every store object of the process (the CLI opens two on one
- * database). A second hold of the same journal, or an append to it, waits here without a connection: waiting
- * in the server for the row lock, each kept one while the holder waited for a second (outsider 17: two
- * exports and three erasures of one journal on a pool of three). A wait past `waitMs` is LOCK_TIMEOUT.
+ * database), and which it is appending to. A second hold of the same journal, or an append to it, waits here
+ * without a connection: waiting in the server for the row lock, each kept one while the holder waited for a
+ * second (outsider 17: two exports and three erasures of one journal on a pool of three). A hold also waits
+ * here for the appends already under way to end: one that had passed the check but not yet locked the row
+ * when the hold began waited in the server too, its connection kept (a busy fresh-clone run of that test:
+ * POOL_EXHAUSTED, then LOCK_TIMEOUT). A wait past `waitMs` is LOCK_TIMEOUT.
  */
-const held = new Map<string, { waiters: (() => void)[] }>();
+interface Gate {
+  /** A hold is running, or its turn is being handed to the next waiter. */
+  held: boolean;
+  /** Holds and appends waiting for the hold to end, in the order they came. */
+  waiters: (() => void)[];
+  /** Appends under way: from before they take a connection until they give it back. */
+  appends: number;
+  /** The hold waiting for those appends to end. */
+  drained: (() => void) | null;
+}
 
-/** Runs `fn` as this process's only hold of journal `gate`, once any other has ended. */
-export async function holdingJournal<T>(gate: string, what: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
-  let entry = held.get(gate);
-  if (entry === undefined) held.set(gate, (entry = { waiters: [] }));
-  else await waitTurn(entry, what, waitMs);
+const gates = new Map<string, Gate>();
+
+function gateOf(key: string): Gate {
+  let gate = gates.get(key);
+  if (gate === undefined) gates.set(key, (gate = { held: false, waiters: [], appends: 0, drained: null }));
+  return gate;
+}
+
+/** Runs `fn` as this process's only hold of journal `key`, once any other has ended and no append is under way. */
+export async function holdingJournal<T>(key: string, what: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
+  const gate = gateOf(key);
+  if (gate.held) await waitTurn(gate, what, waitMs);
+  else gate.held = true;
   try {
+    if (gate.appends > 0) await drain(gate, what, waitMs);
     return await fn();
   } finally {
-    handOn(gate, entry);
+    handOn(key, gate);
   }
 }
 
-/** Resolves once this process holds journal `gate` no longer (at once when it does not). */
-export async function journalFree(gate: string, what: string, waitMs: number): Promise<void> {
-  const entry = held.get(gate);
-  if (entry === undefined) return;
-  // Waits as a holder would, and hands the turn straight on: appends go between holds, never during one.
-  await waitTurn(entry, what, waitMs);
-  handOn(gate, entry);
+/**
+ * Counts an append to journal `key` as under way once this process holds the journal no longer (at once when
+ * it does not); the returned function ends it. Appends go between holds, never during one, and a hold waits
+ * for the ones under way.
+ */
+export async function appendingTo(key: string, what: string, waitMs: number): Promise<() => void> {
+  const gate = gateOf(key);
+  if (gate.held) {
+    // Waits as a holder would, and hands the turn straight on: a hold queued behind it waits for it to end.
+    await waitTurn(gate, what, waitMs);
+    gate.appends++;
+    handOn(key, gate);
+  } else gate.appends++;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    if (--gate.appends > 0) return;
+    const drained = gate.drained;
+    gate.drained = null;
+    if (drained !== null) drained();
+    else forgetIdle(key, gate);
+  };
 }
 
-/** Gives journal `gate`'s turn to the next waiter, or forgets the journal when none waits. */
-function handOn(gate: string, entry: { waiters: (() => void)[] }): void {
-  const next = entry.waiters.shift();
-  if (next !== undefined) next();
-  else held.delete(gate);
+/** Gives journal `key`'s turn to the next waiter, or ends the hold when none waits. */
+function handOn(key: string, gate: Gate): void {
+  const next = gate.waiters.shift();
+  if (next !== undefined) return next();
+  gate.held = false;
+  forgetIdle(key, gate);
 }
 
-function waitTurn(entry: { waiters: (() => void)[] }, what: string, waitMs: number): Promise<void> {
+function forgetIdle(key: string, gate: Gate): void {
+  if (!gate.held && gate.appends === 0 && gates.get(key) === gate) gates.delete(key);
+}
+
+function waitTurn(gate: Gate, what: string, waitMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const turn = (): void => {
       clearTimeout(timer);
       resolve();
     };
     const timer = setTimeout(() => {
-      const at = entry.waiters.indexOf(turn);
-      if (at >= 0) entry.waiters.splice(at, 1);
+      const at = gate.waiters.indexOf(turn);
+      if (at >= 0) gate.waiters.splice(at, 1);
       reject(
         new StoreError(
           'LOCK_TIMEOUT',
@@ -135,6 +177,26 @@ function waitTurn(entry: { waiters: (() => void)[] }, what: string, waitMs: numb
         ),
       );
     }, waitMs);
-    entry.waiters.push(turn);
+    gate.waiters.push(turn);
+  });
+}
+
+/** Waits for the appends under way when the hold began (none starts meanwhile: the hold is held). */
+function drain(gate: Gate, what: string, waitMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      gate.drained = null;
+      reject(
+        new StoreError(
+          'LOCK_TIMEOUT',
+          `${what} waited ${waitMs} ms for this process's appends to the journal under way to end`,
+          { hint: 'retry once they end; a hold cannot wait inside an append of the same journal' },
+        ),
+      );
+    }, waitMs);
+    gate.drained = () => {
+      clearTimeout(timer);
+      resolve();
+    };
   });
 }

@@ -40,7 +40,7 @@ import type {
 import { keepsRunState } from '../rows/run-state.js';
 import type { DbClient } from './driver.js';
 import { isConnectionLoss, sqlState, translate } from './errors.js';
-import { holdingJournal, journalFree } from './holds.js';
+import { appendingTo, holdingJournal } from './holds.js';
 import { idleGaps, stalledStream } from './idle.js';
 import { StepIdIndex } from './idempotency.js';
 import {
@@ -187,14 +187,27 @@ export class PostgresJournal implements Journal, LineRewriter {
     }
   }
 
-  /** A connection from the pool (an append's once this process holds the journal no longer); a failure to get one is the coded error of what was being done. */
+  /**
+   * A connection from the pool; a failure to get one is the coded error of what was being done. An append's
+   * once this process holds the journal no longer, counted as under way until it is released (holds.ts).
+   */
   private async connect(doing: string, appending = false): Promise<DbClient> {
-    if (appending) await journalFree(this.holdKey, doing, this.ctx.lockTimeoutMs); // between this process's holds of it
+    const end = appending ? await appendingTo(this.holdKey, doing, this.ctx.lockTimeoutMs) : null;
+    let client: DbClient;
     try {
-      return await this.ctx.pool.connect();
+      client = await this.ctx.pool.connect();
     } catch (e) {
+      end?.();
       throw translate(e, this.ctx.display, doing);
     }
+    if (end === null) return client;
+    return {
+      query: (text, values) => client.query(text, values),
+      release: (destroy) => {
+        client.release(destroy);
+        end();
+      },
+    };
   }
 
   gone(): StoreError {
