@@ -482,6 +482,9 @@ class ApprovalLedger:
     ran: dict[str, tuple[str, int, str]] = field(default_factory=dict)
     # The first call of each tool (its name as JSON) run naming no request: one in another form may be the call (§5 step 4).
     ran_tools: dict[str, tuple[str, int, str]] = field(default_factory=dict)
+    # The first start naming a request not (yet) in the chain, by the digest of its call's form -> (step_id, seq): a
+    # request presenting that call later names it as its effect (§6); the start is reported where it stands.
+    named_ahead: dict[str, tuple[str, int]] = field(default_factory=dict)
     # The first call naming no request whose name or arguments are withheld or erased: it could be any call (§5 step 5).
     hidden_call: Optional[tuple[str, int]] = None
     # Whether the chain holds an approval record: the report lists the requests only then.
@@ -651,6 +654,8 @@ class ApprovalLedger:
         req = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden,
                        expires_at=_expiry_in_hand(r.get("input")) if hidden else None if given is None else given["expires_at"])
         self.requests[rid] = req
+        if form is not None:
+            req.claimed = self.named_ahead.get(digest_utf8(form))
         early = None if form is None else self.ran.get(digest_utf8(form))
         if early is not None:
             # The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
@@ -772,6 +777,8 @@ class ApprovalLedger:
             if q.claimed is None:
                 q.claimed = (eid, seq)
         if req is None:
+            if form is not None:
+                self.named_ahead.setdefault(digest_utf8(form), (eid, seq))
             if self.partial:
                 self.unchecked_calls = True
                 self._add("APPROVAL_UNCHECKED", f"seq {seq}: effect {json.dumps(eid)} names approval request {json.dumps(rid)}, which is not in "

@@ -344,7 +344,7 @@ function v2Cases(cases) {
     void early;
     const req = requestV2(c, 'req-1');
     decideV2(c, req, 'granted');
-    caseOf(cases, 'effect-naming-a-later-request', 'an effect at seq 1 naming request req-1, which is made only at seq 2: APPROVAL_MISSING at seq 1 (it names no request earlier in the chain)', c, [PINS.alice]);
+    caseOf(cases, 'effect-naming-a-later-request', 'an effect at seq 1 naming request req-1, which is made only at seq 2: APPROVAL_MISSING at seq 1 (it names no request earlier in the chain), and the request\'s effect is seq 1 (a record claims to run it: never "never executed", §6)', c, [PINS.alice]);
   }
 }
 

@@ -62,6 +62,8 @@ export class ApprovalLedger {
   private readonly begun = new Map<string, string | null>();
   /** Calls recorded before the requests that present them (§5 step 4). */
   private readonly ran = new EarlierCalls();
+  /** Per call, the first start naming a request not (yet) in the chain: a later request presenting it names it (§6). */
+  private readonly namedAhead = new Map<string, { id: string; seq: number }>();
   /** The first call so far whose name or arguments are withheld or erased, naming no request: it could be any call. */
   private hiddenCall: { id: string; seq: number } | null = null;
   /** Whether the chain holds an approval record (the report lists requests only then). */
@@ -188,6 +190,8 @@ export class ApprovalLedger {
       claimed: null,
     };
     this.requests.set(id, state);
+    // A start that named a request not yet made, with this call, was begun for it: reported there, named here (§6).
+    if (form !== null) state.claimed = this.namedAhead.get(form) ?? null;
     const early = form === null ? undefined : this.ran.find(form);
     if (early !== undefined) {
       // The call ran before anyone was asked: no later decision covers it (§5 step 4), and the verdict says it ran.
@@ -366,6 +370,7 @@ export class ApprovalLedger {
     // Begun for it, whether it counts or not: the verdict names the effect, never "never executed" (§6).
     for (const q of req === undefined ? this.presentedBy(form) : [req]) q.claimed ??= { id, seq };
     if (req === undefined) {
+      if (form !== null && !this.namedAhead.has(form)) this.namedAhead.set(form, { id, seq });
       if (this.options.partial === true) {
         this.uncheckedCalls = true;
         this.add('APPROVAL_UNCHECKED', effects.outsideRange(id, seq, rid), seq, 'meta', true);
