@@ -216,7 +216,11 @@ function parseVerbArgs(
   try {
     parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
-    const message = e instanceof Error ? e.message.replace(/\. To specify a positional argument.*$/s, '') : String(e);
+    // parseArgs's own sentences are one a line ("…is ambiguous.\nDid you forget…"): one line, not an escaped \n.
+    const message =
+      e instanceof Error
+        ? e.message.replace(/\. To specify a positional argument.*$/s, '').replace(/([.?])\n(?=[A-Z])/g, '$1 ')
+        : String(e);
     const unknown = /Unknown option '(--?[^']+)'/.exec(message)?.[1];
     const guess = unknown ? suggest(unknown.replace(/^-+/, ''), Object.keys(options)) : undefined;
     throw new UsageError(`${inline(message)}${guess ? `; did you mean --${guess}?` : ''}`, verb.name);

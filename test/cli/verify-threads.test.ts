@@ -58,13 +58,25 @@ describe('stepchain verify --threads', () => {
     expect(docs[2]).toEqual(docs[0]);
   });
 
-  test('--threads 0 and --threads x are usage errors (exit 2)', async () => {
+  test('--threads outside 1–64 is one usage error (exit 2), whatever is wrong with it', async () => {
     const dir = tempDir('stepchain-threads-');
-    for (const t of ['0', 'x']) {
-      const r = await run(['verify', dir, '--threads', t]);
+    for (const t of ['0', 'x', '1.5', '65', '100000', '=-1']) {
+      const r = await run([
+        'verify',
+        dir,
+        t.startsWith('=') ? `--threads${t}` : '--threads',
+        ...(t.startsWith('=') ? [] : [t]),
+      ]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain('--threads');
+      expect(r.stderr).toContain(`--threads takes a whole number from 1 to 64 (got "${t.replace(/^=/, '')}")`);
     }
+  });
+
+  test("parseArgs's own message is one line, not an escaped newline", async () => {
+    const r = await run(['verify', tempDir('stepchain-threads-'), '--threads', '-1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/argument is ambiguous\. Did you forget .*\? To specify an option argument/);
+    expect(r.stderr).not.toContain('\\n');
   });
 });
 
