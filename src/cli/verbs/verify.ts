@@ -13,7 +13,7 @@ import { readRegular } from '../../store/file/fsutil.js';
 import { verifyJournalDir } from '../../store/file/verify-dir.js';
 import { assertJournalId } from '../../store/ids.js';
 import { parseMeta } from '../../store/meta.js';
-import { intArg } from '../args.js';
+import { intArg, threadsArg } from '../args.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
 import { identityLine } from '../identity.js';
 import { pathKind } from '../input.js';
@@ -636,20 +636,3 @@ async function verifyProofFile(
   }
   return report.ok ? EXIT_OK : EXIT_FAILED;
 }
-
-/**
- * `--threads N`: 1 to MOST_THREADS. Each thread past the first is a worker with a heap of its own: 64 of them on 2
- * cores took 8 s and 1 GB to verify what 2 threads do in 1 s and 150 MB, so a count past any machine's use is refused.
- */
-function threadsArg(value: unknown): number {
-  const s = String(value);
-  const n = /^\d{1,4}$/.test(s) ? Number(s) : NaN;
-  if (!(n >= 1 && n <= MOST_THREADS))
-    throw new UsageError(
-      `--threads takes a whole number from 1 to ${MOST_THREADS} (got ${JSON.stringify(s)})`,
-      'verify',
-    );
-  return n;
-}
-
-const MOST_THREADS = 64;
