@@ -107,6 +107,8 @@ function requestShapeDefect(v: unknown): string | null {
   const p = v.presented;
   if (!isObj(p) || !membersAre(p, 'arguments,name'))
     return 'input.presented must have exactly the members name and arguments';
+  if (isObj(p.name) && Object.keys(p.name).some((k) => k.startsWith('$stepchain:')))
+    return "input.presented.name is stored as a part (a name as long as the journal's part threshold, PARTS.md §3): a tool's name presented for approval stands in the line";
   if (typeof p.name !== 'string' || p.name.length === 0) return 'input.presented.name must be a non-empty string';
   if ('digest' in v && !isDigest(v.digest)) return 'input.digest must be "sha256:" and 64 lowercase hex digits';
   if (v.expires_at !== null && instant(v.expires_at) === null)

@@ -97,6 +97,15 @@ function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
       'APPROVAL_INVALID',
       `approval.requested refused in a stepchain/v3 journal (spec/APPROVALS.md §2): input.expires_at ${JSON.stringify(expiresAt)} names no real instant; write a UTC timestamp such as 2026-11-27T10:05:00.000Z`,
     );
+  const presented = (input as { presented?: unknown }).presented;
+  const name = presented !== null && typeof presented === 'object' ? (presented as { name?: unknown }).name : null;
+  // A name that long could be stored as a part (PARTS.md §3), and a request's name stands in its line (§2).
+  const nameBytes = typeof name === 'string' ? encoder.encode(JSON.stringify(name)).length : 0;
+  if (kind === 'approval.requested' && nameBytes >= 256)
+    throw new StoreError(
+      'APPROVAL_INVALID',
+      `approval.requested refused in a stepchain/v3 journal (spec/APPROVALS.md §2): input.presented.name is ${nameBytes} bytes as JSON text; a tool's name presented for approval is under 256 (the least part threshold, so it always stands in the line)`,
+    );
   if (!Object.prototype.hasOwnProperty.call(input, 'digest')) return;
   const what =
     kind === 'approval.requested'

@@ -97,4 +97,21 @@ describe('approvals in the runtime (spec/APPROVALS.md §4)', () => {
     expect(await code(run.beginTool({ ...pay, approval: 'x' }))).toBe('APPROVAL_FORMAT');
     await run.journal.close();
   });
+  // A name that long would be stored as a part in a journal of the least part threshold, where the verifier finds
+  // no name (APPROVALS.md §2): refused at the writer, nothing appended, rather than an invalid journal.
+  it("a tool's name of 256 bytes or more as JSON text is refused at the request, and nothing is appended", async () => {
+    const { store, run } = await v3Run(dir());
+    const reader = await store.open('r1', { readOnly: true });
+    const before = (await reader.head())!.seq;
+    for (const name of ['t'.repeat(254), 'é'.repeat(127), 'x'.repeat(2000)]) {
+      const e = await run.requestApproval({ name, args: {} }).catch((err: unknown) => err);
+      expect(e).toMatchObject({ code: 'APPROVAL_INVALID' });
+      expect(String((e as Error).message)).toMatch(/input\.presented\.name is \d+ bytes as JSON text; .* under 256/);
+    }
+    const fits = await run.requestApproval({ name: 't'.repeat(253), args: {} });
+    expect(fits.seq).toBe(before + 1);
+    await run.close();
+    expect((await reader.verify()).ok).toBe(true);
+    await reader.close();
+  });
 });
