@@ -165,6 +165,35 @@ describe('bad requests are answered, never half-kept', () => {
     expect(await store.list()).toEqual([`otel-${T}-a000000000000001`]);
   });
 
+  test('a protobuf body whose string field is not UTF-8 is refused, saying so; the same span in UTF-8 is taken', async () => {
+    const { r, store } = await receiver();
+    // protobufjs reads proto3 strings strictly (Reader.stringVerify), as the Collector does: a pin of that.
+    // One span named "café", by hand on the wire: name (field 5) after traceId and spanId, its é in UTF-8 or Latin-1.
+    const body = (name: Buffer): Uint8Array =>
+      field(
+        0x0a,
+        field(
+          0x12,
+          field(
+            0x12,
+            Buffer.concat([
+              field(0x0a, Buffer.from(T, 'hex')),
+              field(0x12, Buffer.from('a000000000000001', 'hex')),
+              field(0x2a, name),
+            ]),
+          ),
+        ),
+      );
+    const headers = { 'content-type': 'application/x-protobuf' };
+    const latin1 = await post(r.url, body(Buffer.from('caf\xe9', 'latin1')), headers);
+    expect(latin1.status).toBe(400);
+    const status = Status.toObject(Status.decode(latin1.body)) as { message: string };
+    expect(status.message).toMatch(/not an ExportTraceServiceRequest: .*not valid for encoding utf-8/i);
+    expect((await post(r.url, body(Buffer.from('café', 'utf8')), headers)).status).toBe(200);
+    await r.collector.flush();
+    expect(await store.list()).toEqual([`otel-${T}`]); // the UTF-8 one's run only (a span of no agent: the trace's)
+  });
+
   test('a JSON body that is not UTF-8, or holds a number a run would hold as another, is refused, saying where', async () => {
     const { r, store } = await receiver();
     const withValue = (value: string): string =>
