@@ -370,7 +370,8 @@ export class Boundary {
       if (this.initializing.delete(key)) {
         if (m.hasResult) await this.session.start(m.result).catch(() => undefined);
       } else if (this.session.has(key)) {
-        await this.session.end(key, outcomeOf(m));
+        const why = m.unrecordable();
+        await this.session.end(key, why === null ? outcomeOf(m) : { unrecordable: why });
       }
     }
   }

@@ -69,6 +69,8 @@ export class SessionRecorder {
   private clientInfo: Info | undefined;
   private initialize: unknown;
   private readonly effects = new Map<string, EffectHandle>();
+  /** Effects this session left pending because their outcome could not be recorded: the run completes naming them. */
+  private unrecorded = 0;
   /** The server's sampling requests in flight, by its request id: model requests made through the client. */
   private readonly models = new Map<string, ModelCallHandle>();
   /** Calls held for an approval decision (v3), by request key: how to stop waiting. */
@@ -345,16 +347,28 @@ export class SessionRecorder {
     }
   }
 
-  /** Records an outcome (once per call); false when it could not be recorded, which the proxy logs and goes on from. */
-  async end(key: string, outcome: { result: unknown } | { error: unknown }): Promise<boolean> {
+  /**
+   * Records an outcome (once per call); false when it could not be recorded, which the proxy logs and goes on from.
+   * One that cannot be recorded as sent (lines.ts Peeked.unrecordable) gets a note instead (MCP.md §6).
+   */
+  async end(
+    key: string,
+    outcome: { result: unknown } | { error: unknown } | { unrecordable: string },
+  ): Promise<boolean> {
     const effect = this.effects.get(key);
     if (effect === undefined) return false;
     this.effects.delete(key);
     try {
+      if ('unrecordable' in outcome) {
+        const why = `the server's response was forwarded but cannot be recorded as sent: ${outcome.unrecordable}`;
+        await effect.annotate({ summary: why });
+        throw new Error(why);
+      }
       if ('error' in outcome) await effect.fail(outcome.error);
       else await effect.complete(outcome.result);
       return true;
     } catch (e) {
+      this.unrecorded++;
       this.options.log(
         `could not record the outcome of effect ${effect.id} (${message(e)}); it stays pending in the journal`,
       );
@@ -378,7 +392,11 @@ export class SessionRecorder {
     try {
       const inFlight = this.effects.size + this.models.size;
       if (inFlight === 0 && (clientClosed || exit.code === 0))
-        await run.complete({ server_exit: exit, closed_by: clientClosed ? 'client' : 'server' });
+        // Effects whose outcome could not be recorded stay pending, named in meta.unresolved (RUNS.md §5).
+        await run.complete(
+          { server_exit: exit, closed_by: clientClosed ? 'client' : 'server' },
+          { leavePending: this.unrecorded > 0 },
+        );
       else {
         await run.fail({
           name: 'McpServerExited',

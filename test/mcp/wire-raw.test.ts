@@ -130,3 +130,26 @@ test('a line the proxy cannot read is answered with a parse error, never forward
   expect(err).toContain('a line from the client was not forwarded');
   expect(run.effects.map((e) => [e.tool, e.args])).toEqual([['delete_file', { path: '/ok' }]]);
 }, 180_000);
+
+test("a server's response the proxy could not record as sent is forwarded as it came, and its effect stays pending with a note saying why", async () => {
+  const sent = [
+    INIT,
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big","arguments":{}}}\n',
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"latin","arguments":{}}}\n',
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fine","arguments":{}}}\n',
+  ];
+  const { received, serverOut, err, run } = await throughProxy('unrecordable-answers', sent, 4);
+  expect(received).toBe(serverOut);
+  expect(received).toContain('"account":9007199254740993}');
+  expect(run.effects.map((e) => [e.tool, e.status])).toEqual([
+    ['big', 'started'],
+    ['latin', 'started'],
+    ['fine', 'completed'],
+  ]);
+  // Started, never ended (its outcome unknown to the journal), with a tool.updated summary saying why.
+  const notes = run.effects.map((e) => e.summary);
+  expect(notes[0]).toContain('cannot be recorded as sent: it holds the number 9007199254740993, which a JSON number');
+  expect(notes[1]).toContain('cannot be recorded as sent: its byte');
+  expect(run.effects.map((e) => e.result)).toEqual([null, null, expect.anything()]);
+  expect(err).toMatch(/stays pending in the journal/);
+}, 180_000);
