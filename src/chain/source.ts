@@ -30,7 +30,10 @@ export interface SeqRange {
 export interface ChainSource {
   readonly genesis: Genesis;
   head(): Promise<ChainHead | null>;
-  /** Stored lines in seq order; memory bounded by the longest line. */
+  /**
+   * Stored lines in seq order; memory bounded by the longest line. Without `range.to`, up to the head when the
+   * read began: a journal appended to meanwhile is read to where it stood, never followed.
+   */
   lines(range?: SeqRange): AsyncIterable<StoredLine>;
   /** A blob's canonical bytes by digest ("sha256:<hex>"), or null when the store does not hold it. */
   blob(digest: string): Promise<Uint8Array | null>;

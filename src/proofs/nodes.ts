@@ -203,22 +203,22 @@ export function tileReader(fetch: TileFetch, options: { cache?: number } = {}): 
         const w = wanted.get(p.key);
         if (!w || w.width < p.width) wanted.set(p.key, { level: p.tileLevel, index: p.tileIndex, width: p.width });
       }
-      await Promise.all(
-        [...wanted].map(async ([key, t]) => {
-          const bytes = await fetch(t.level, t.index, t.width);
-          if (!(bytes instanceof Uint8Array) || bytes.length < t.width * HASH_SIZE || bytes.length % HASH_SIZE !== 0) {
-            throw new ProofError(
-              'NODE_READER_FAILED',
-              `tile ${t.level}/${t.index} holds fewer than the ${t.width} hashes needed`,
-            );
-          }
-          const width = Math.min(TILE_WIDTH, bytes.length / HASH_SIZE);
-          const entries: Uint8Array[] = [];
-          for (let i = 0; i < width; i++) entries.push(bytes.slice(i * HASH_SIZE, (i + 1) * HASH_SIZE));
-          open.delete(key);
-          open.set(key, { width, rows: [entries] });
-        }),
-      );
+      // One fetch at a time: a store may read tiles on one connection (a Postgres transaction's client, where
+      // overlapping queries are deprecated in pg 8 and an error in pg 9: outsider H). A proof needs a few tiles.
+      for (const [key, t] of wanted) {
+        const bytes = await fetch(t.level, t.index, t.width);
+        if (!(bytes instanceof Uint8Array) || bytes.length < t.width * HASH_SIZE || bytes.length % HASH_SIZE !== 0) {
+          throw new ProofError(
+            'NODE_READER_FAILED',
+            `tile ${t.level}/${t.index} holds fewer than the ${t.width} hashes needed`,
+          );
+        }
+        const width = Math.min(TILE_WIDTH, bytes.length / HASH_SIZE);
+        const entries: Uint8Array[] = [];
+        for (let i = 0; i < width; i++) entries.push(bytes.slice(i * HASH_SIZE, (i + 1) * HASH_SIZE));
+        open.delete(key);
+        open.set(key, { width, rows: [entries] });
+      }
       const out = plans.map((p) => {
         const tile = open.get(p.key)!;
         open.delete(p.key); // most recently used last

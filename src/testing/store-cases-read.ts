@@ -60,6 +60,22 @@ function reading({ test, make }: CaseContext): void {
     assert.equal(await code(j.get(1.5)), 'RANGE_INVALID');
     hasMembers(await j.verify(), { ok: true, steps: 60, head_seq: 59 });
   });
+  // Outsider H: a rows store paged to the first empty page, so an export or erasure reading a journal appended to
+  // faster than it read ran until the appends stopped.
+  test('a read without an end stops at the head it began at, while appends go on', async () => {
+    const j = await make().create('j');
+    for (let i = 0; i < 5; i++) await j.append({ input: i });
+    const seen: number[] = [];
+    for await (const l of j.lines()) {
+      seen.push(l.seq);
+      if (l.seq === 0) for (let i = 5; i < 8; i++) await j.append({ input: i });
+    }
+    assert.deepEqual(seen, [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      (await all(j.read({ from: 6 }))).map((s) => s.seq),
+      [6, 7],
+    );
+  });
 }
 
 function forks({ test, make }: CaseContext): void {

@@ -90,10 +90,16 @@ export const DEFAULT_POOL_MAX = 10;
  * POOL_EXHAUSTED, then LOCK_TIMEOUT). A wait past `waitMs` is LOCK_TIMEOUT.
  */
 interface Gate {
-  /** A hold is running, or its turn is being handed to the next waiter. */
+  /** A hold is running, or its turn is being handed to the next hold. */
   held: boolean;
-  /** Holds and appends waiting for the hold to end, in the order they came. */
-  waiters: (() => void)[];
+  /** Holds waiting for the hold to end, in the order they came. */
+  holds: (() => void)[];
+  /**
+   * Appends waiting for the hold to end: all go at its end, before the next hold (which waits for them). In one
+   * queue with the holds, an append waited behind every hold queued before it: with holds of one journal always
+   * queued (exports, erasures, checkpoints, forks in loops), 3 appends to it in 20 s, the slowest 18.9 s (outsider H).
+   */
+  appending: (() => void)[];
   /** Appends under way: from before they take a connection until they give it back. */
   appends: number;
   /** The hold waiting for those appends to end. */
@@ -104,14 +110,14 @@ const gates = new Map<string, Gate>();
 
 function gateOf(key: string): Gate {
   let gate = gates.get(key);
-  if (gate === undefined) gates.set(key, (gate = { held: false, waiters: [], appends: 0, drained: null }));
+  if (gate === undefined) gates.set(key, (gate = { held: false, holds: [], appending: [], appends: 0, drained: null }));
   return gate;
 }
 
 /** Runs `fn` as this process's only hold of journal `key`, once any other has ended and no append is under way. */
 export async function holdingJournal<T>(key: string, what: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
   const gate = gateOf(key);
-  if (gate.held) await waitTurn(gate, what, waitMs);
+  if (gate.held) await waitTurn(gate.holds, what, waitMs);
   else gate.held = true;
   try {
     if (gate.appends > 0) await drain(gate, what, waitMs);
@@ -123,17 +129,14 @@ export async function holdingJournal<T>(key: string, what: string, waitMs: numbe
 
 /**
  * Counts an append to journal `key` as under way once this process holds the journal no longer (at once when
- * it does not); the returned function ends it. Appends go between holds, never during one, and a hold waits
- * for the ones under way.
+ * it does not); the returned function ends it. Appends go between holds, never during one: those waiting go
+ * when the hold running ends, and a hold waits for the ones under way.
  */
 export async function appendingTo(key: string, what: string, waitMs: number): Promise<() => void> {
   const gate = gateOf(key);
-  if (gate.held) {
-    // Waits as a holder would, and hands the turn straight on: a hold queued behind it waits for it to end.
-    await waitTurn(gate, what, waitMs);
-    gate.appends++;
-    handOn(key, gate);
-  } else gate.appends++;
+  if (gate.held)
+    await waitTurn(gate.appending, what, waitMs); // counted by the hold that lets it go
+  else gate.appends++;
   let ended = false;
   return () => {
     if (ended) return;
@@ -146,9 +149,13 @@ export async function appendingTo(key: string, what: string, waitMs: number): Pr
   };
 }
 
-/** Gives journal `key`'s turn to the next waiter, or ends the hold when none waits. */
+/** Ends a hold of journal `key`: the appends waiting go, then the next hold has its turn (or none is held). */
 function handOn(key: string, gate: Gate): void {
-  const next = gate.waiters.shift();
+  for (const go of gate.appending.splice(0)) {
+    gate.appends++;
+    go();
+  }
+  const next = gate.holds.shift();
   if (next !== undefined) return next();
   gate.held = false;
   forgetIdle(key, gate);
@@ -158,15 +165,15 @@ function forgetIdle(key: string, gate: Gate): void {
   if (!gate.held && gate.appends === 0 && gates.get(key) === gate) gates.delete(key);
 }
 
-function waitTurn(gate: Gate, what: string, waitMs: number): Promise<void> {
+function waitTurn(queue: (() => void)[], what: string, waitMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const turn = (): void => {
       clearTimeout(timer);
       resolve();
     };
     const timer = setTimeout(() => {
-      const at = gate.waiters.indexOf(turn);
-      if (at >= 0) gate.waiters.splice(at, 1);
+      const at = queue.indexOf(turn);
+      if (at >= 0) queue.splice(at, 1);
       reject(
         new StoreError(
           'LOCK_TIMEOUT',
@@ -177,7 +184,7 @@ function waitTurn(gate: Gate, what: string, waitMs: number): Promise<void> {
         ),
       );
     }, waitMs);
-    gate.waiters.push(turn);
+    queue.push(turn);
   });
 }
 

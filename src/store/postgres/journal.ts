@@ -366,6 +366,7 @@ export class PostgresJournal implements Journal, LineRewriter {
       },
       range,
       this.where,
+      async () => (await this.head())?.seq ?? null,
     );
   }
 

@@ -134,22 +134,33 @@ export function clashError(id: string, seq: number, cause: unknown): StoreError 
 }
 
 /** A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader never returns a shorter chain). */
+/**
+ * The stored lines of `range` a page at a time. Without an end, up to the head `headSeq` reads at the start, as
+ * the file store reads (outsider H: paging to the first empty page, a reader followed a journal appended to
+ * faster than it read, and an export or erasure of it ran until the appends stopped).
+ */
 export async function* rowLines(
   page: PageReader,
   range: SeqRange | undefined,
   where: string,
+  headSeq?: () => Promise<number | null>,
 ): AsyncGenerator<StoredLine> {
-  const { from, to } = checkRange(range);
+  const checked = checkRange(range);
+  const from = checked.from;
+  if (checked.to === undefined && headSeq === undefined)
+    throw new Error('rowLines: a read without an end needs the head');
+  const to = checked.to ?? (await headSeq!());
+  if (to === null || from > to) return;
   let next = from;
   for (;;) {
-    const rows = await page(next, to ?? null);
+    const rows = await page(next, to);
     for (const row of rows) {
       if (row.seq !== next)
         throw corrupt(where, next, `the row for seq ${next} is missing (the next row is seq ${row.seq})`);
       yield { segment: segmentLabel(row.bucket), seq: row.seq, text: row.line };
       next++;
     }
-    if (rows.length === 0 || (to !== undefined && next > to)) return;
+    if (rows.length === 0 || next > to) return;
   }
 }
 

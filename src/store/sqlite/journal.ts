@@ -297,6 +297,7 @@ export class SqliteJournal implements Journal, LineRewriter {
       async (from, to) => this.onReader('reading', (db) => linesPage(db, this.key, from, to)),
       range,
       this.where,
+      async () => (await this.head())?.seq ?? null,
     );
   }
 
