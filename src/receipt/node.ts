@@ -20,6 +20,7 @@ import { concatBytes } from '../bytes.js';
 import { afterLiveErasure, describeErasedSince, erasedSince, lineReader } from '../record/v3/erasure-pending.js';
 import { capabilitiesOf } from '../record/formats.js';
 import { deterministicGzip } from './gzip.js';
+import { removeStaleTemps } from './stale-temps.js';
 
 export { keygen, readKeyFile, readPublicKeyFile, signingKey, type KeygenResult } from './key-files.js';
 
@@ -191,6 +192,7 @@ export async function writePlanToFile(plan: ReceiptPlan, out: string, placing?: 
         await placing.check();
         await rename(tmp, out);
       });
+    await removeStaleTemps(out);
   } catch (e) {
     // The cleanup never hides the failure: with the folder missing or a file, rm itself fails (ENOTDIR).
     await rm(tmp, { force: true }).catch(() => {});

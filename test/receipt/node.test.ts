@@ -140,6 +140,26 @@ describe("RECEIPT §4.2 range: exportReceipt's arguments (the range is checked a
   });
 });
 
+describe('temporary files a killed export left', () => {
+  // Outsider H: a SIGKILLed export left `<out>.tmp-<pid>-<ms>` beside its output, never removed.
+  test("the next export of the same output removes those of processes that are gone; a live one's, and other names, stay", async () => {
+    const src = makeFixture({ steps: 3 });
+    const dir = fresh();
+    const out = join(dir, 'r.tar');
+    const gone = Number(execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim());
+    const names = {
+      gone: `r.tar.tmp-${gone}-1700000000000`,
+      live: `r.tar.tmp-${process.ppid}-1700000000000`,
+      other: 'r.tar.tmp-notes',
+      otherOutput: `s.tar.tmp-${gone}-1700000000000`,
+    };
+    for (const name of Object.values(names)) writeFileSync(join(dir, name), 'partial');
+    await exportReceipt(src, { out });
+    expect(readdirSync(dir).sort()).toEqual(['r.tar', names.live, names.other, names.otherOutput].sort());
+    expect((await verifyReceiptFile(out)).ok).toBe(true);
+  });
+});
+
 describe("RECEIPT §4.3, §5: exportReceipt's signing, extra members, and what it returns", () => {
   test.each<[string, (dir: string) => KeyFileInput]>([
     ['the 32 seed bytes', () => alice.privateKey],
