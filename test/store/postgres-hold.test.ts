@@ -155,6 +155,32 @@ describe('holding a Postgres journal’s appends', () => {
     expect((await held.verify()).ok).toBe(true);
   });
 
+  // Outsider H: a hold waited for its turn among the store's holds with its handle's queue paused, so the handle's
+  // appends waited behind every hold queued before it (20 s on a pool of two with holds in loops).
+  test("a hold waiting for its turn among the store's holds leaves its handle's appends going", async () => {
+    const store = pgHarness.track(
+      new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), connection: { max: 2 } }),
+    );
+    const a = await store.create('a', { format: 'stepchain/v3' } as never);
+    const b = await store.create('b', { format: 'stepchain/v3' } as never);
+    let release!: () => void;
+    let bHeld!: () => void;
+    const holdingB = b.holdingAppends(() => new Promise<void>((r) => (bHeld(), (release = r))));
+    await new Promise<void>((r) => (bHeld = r)); // the pool of two allows one hold: b's
+    let aRan = false;
+    const holdingA = a.holdingAppends(async () => void (aRan = true)); // waits for b's to end
+    const appended = await Promise.race([
+      a.append({ input: 'while a hold of a waits its turn' }),
+      new Promise<'stuck'>((r) => setTimeout(() => r('stuck'), 15_000)),
+    ]);
+    expect(appended).toMatchObject({ seq: 0 });
+    expect(aRan).toBe(false);
+    release();
+    await Promise.all([holdingA, holdingB]);
+    expect(aRan).toBe(true);
+    expect((await a.verify()).ok).toBe(true);
+  }, 30_000);
+
   test('a hold of a journal asked for again inside itself fails LOCK_TIMEOUT saying so, without waiting on the server', async () => {
     const store = pgHarness.track(
       new PostgresStore({ connectionString: pgHarness.url, schema: pgHarness.schemaName(), lockTimeoutMs: 500 }),

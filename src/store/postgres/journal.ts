@@ -487,13 +487,17 @@ export class PostgresJournal implements Journal, LineRewriter {
   async holdingAppends<T>(fn: () => Promise<T>): Promise<T> {
     let ran = false;
     const run = (): Promise<T> => ((ran = true), fn());
-    return this.queue.between(() =>
-      // No idle timeout: the session is idle while the copy is written and renamed, and a hold the server
-      // ended meanwhile would let an erase in before the rename (outsider 15). A dead copier's socket ends it.
-      this.underLock('holding the appends of', run, 0).catch((e: unknown) => {
-        if (!ran && this.readOnly && e instanceof StoreError && e.message.includes('SQLSTATE 42501')) return fn();
-        throw e;
-      }),
+    // Its turn among the store's holds before the queue pauses: waiting for it paused, this handle's appends waited
+    // behind every hold queued before it (outsider H: 20 s, pool 2, holds of the journal in loops).
+    return this.ctx.holds.run(`holding the appends of journal ${this.id}`, this.ctx.lockTimeoutMs, () =>
+      this.queue.between(() =>
+        // No idle timeout: the session is idle while the copy is written and renamed, and a hold the server
+        // ended meanwhile would let an erase in before the rename (outsider 15). A dead copier's socket ends it.
+        this.underLock('holding the appends of', run, 0, true).catch((e: unknown) => {
+          if (!ran && this.readOnly && e instanceof StoreError && e.message.includes('SQLSTATE 42501')) return fn();
+          throw e;
+        }),
+      ),
     );
   }
 
@@ -525,10 +529,14 @@ export class PostgresJournal implements Journal, LineRewriter {
     doing: string,
     fn: (client: DbClient, head: LockedHead) => Promise<T>,
     idleTimeoutMs = this.ctx.idleTimeoutMs,
+    turnTaken = false,
   ): Promise<T> {
     const what = `${doing} journal ${this.id}`;
-    // Its turn among the store's holds, then the journal's among this process's (holds.ts), in that order everywhere.
-    return this.ctx.holds.run(what, this.ctx.lockTimeoutMs, () =>
+    // Its turn among the store's holds (unless `turnTaken`), then the journal's among this process's (holds.ts),
+    // in that order everywhere.
+    const inTurn = (f: () => Promise<T>): Promise<T> =>
+      turnTaken ? f() : this.ctx.holds.run(what, this.ctx.lockTimeoutMs, f);
+    return inTurn(() =>
       holdingJournal(this.holdKey, what, this.ctx.lockTimeoutMs, async () => {
         const client = await this.connect(what);
         try {
