@@ -1,6 +1,6 @@
 /**
- * Temporary files a killed writer left beside its output: a receipt (or page) is written to
- * `<out>.tmp-<pid>-<ms>` and renamed over `out`, and a process killed in between leaves the temporary file
+ * Temporary files a killed writer left beside its output: a receipt is written to `<out>.tmp-<pid>-<ms>`
+ * and renamed over `out`, and a process killed in between leaves the temporary file
  * (outsider H: 8 and 10 of 15 and 17 SIGKILLed exports). The next write of the same output removes those of
  * processes that are gone; one of a live process (another export under way), or of any other name, stays.
  */

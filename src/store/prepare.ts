@@ -82,11 +82,12 @@ function refuseReserved(step: StepInput, profile: RecordProfile): void {
 export const LEGACY_APPROVAL_WRITER: unique symbol = Symbol('stepchain legacy approval writer');
 
 /**
- * A writer no longer writes a request with an unsalted `digest` of its presented call, nor a v1 statement
- * naming one (spec/APPROVALS.md §2.1, §3.1): published or erased, such a digest gives low-entropy arguments
- * back to whoever tries candidates. Refused with APPROVAL_LEGACY; copies of older journals keep theirs.
+ * The approval records a v3 writer refuses. A request whose `expires_at` names no instant, or whose tool name
+ * could be stored as a part (APPROVALS.md §2): APPROVAL_INVALID. A request with an unsalted `digest` of its
+ * presented call, or a v1 statement naming one (§2.1, §3.1): published or erased, such a digest gives
+ * low-entropy arguments back to whoever tries candidates; APPROVAL_LEGACY. Copies of older journals keep theirs.
  */
-function refuseLegacyApproval(step: StepInput, profile: RecordProfile): void {
+function refuseUnwritableApproval(step: StepInput, profile: RecordProfile): void {
   const marks = step as { [ERASURE_WRITER]?: true; [LEGACY_APPROVAL_WRITER]?: true };
   if (profile.id !== 'step/v3' || marks[ERASURE_WRITER] === true || marks[LEGACY_APPROVAL_WRITER] === true) return;
   const { kind, input } = step as { kind?: unknown; input?: unknown };
@@ -138,7 +139,7 @@ export function prepareStep(step: StepInput, blobThreshold: number, profile: Rec
   const sealed = (step as { [SEALED_LINE]?: SealedLine })[SEALED_LINE];
   if (sealed !== undefined) return preparedSealed(sealed, profile);
   refuseReserved(step, profile);
-  refuseLegacyApproval(step, profile);
+  refuseUnwritableApproval(step, profile);
   refuseChosenRequestSeed(step, profile);
   // The walk that validates each field also serializes it, once: the seal joins these texts into the
   // line, and the idempotency key is made from them too.

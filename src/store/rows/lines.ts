@@ -133,11 +133,11 @@ export function clashError(id: string, seq: number, cause: unknown): StoreError 
   );
 }
 
-/** A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader never returns a shorter chain). */
 /**
- * The stored lines of `range` a page at a time. Without an end, up to the head `headSeq` reads at the start, as
- * the file store reads (outsider H: paging to the first empty page, a reader followed a journal appended to
- * faster than it read, and an export or erasure of it ran until the appends stopped).
+ * A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader
+ * never returns a shorter chain). Without an end, up to the head `headSeq` reads at the start, as the file store
+ * reads (outsider H: paging to the first empty page, a reader followed a journal appended to faster than it read,
+ * and an export or erasure of it ran until the appends stopped).
  */
 export async function* rowLines(
   page: PageReader,
