@@ -74,7 +74,7 @@ class UnsortedStore extends MemoryStore {
 describe('storeConformance (stepchain/testing)', () => {
   test('registers its cases with any describe and test, grouped by spec section, and the memory store passes them all', async () => {
     const cases = collect((o) => new MemoryStore(o));
-    expect(cases.length).toBe(61);
+    expect(cases.length).toBe(62);
     expect(new Set(cases.map((c) => c.name.split(' › ')[0]!.split(':')[0]))).toEqual(
       new Set([
         'FILE-STORE §3',
