@@ -6,9 +6,9 @@
  * does not verify what it returns: every reader checks a part on read (src/record/v3/parts.ts,
  * `checkPartFile`), so a store is trusted for availability only. Types only.
  */
-import type { PartPayload } from '../record/v3/parts.js';
+import type { FoundPart, PartPayload } from '../record/v3/parts.js';
 
-export type { PartPayload };
+export type { FoundPart, PartPayload };
 
 export interface PartStore {
   /**
@@ -17,7 +17,7 @@ export interface PartStore {
    * record says the part has. Where something that cannot be a part's file stands under its name (a FIFO, a
    * device, a directory), `{ unreadable }` with the reason: a verifier reports it where the part is referenced.
    */
-  get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null>;
+  get(address: string, size?: number): Promise<FoundPart>;
   has(address: string): Promise<boolean>;
   /**
    * Stores parts, idempotently: an address already held is left as it is (same address, same file: the

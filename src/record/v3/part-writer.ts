@@ -21,6 +21,7 @@ import {
   PartError,
   partMarker,
   sniffMediaType,
+  type FoundPart,
   type PartFile,
   type PartPayload,
   type PartRef,
@@ -47,7 +48,7 @@ interface RecentList {
 /** What PartWriter reads back through to find an existing part (a PartStore's lookup and get). */
 export interface PartIndex {
   lookup(indexKey: string): Promise<string | null>;
-  get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null>;
+  get(address: string, size?: number): Promise<FoundPart>;
 }
 
 export interface PartWriterOptions {

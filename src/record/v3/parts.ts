@@ -327,16 +327,15 @@ export function siteLoc(site: PartSite): { seq?: number; path: string } {
   return site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
 }
 
-/** Gets a part file's bytes by address (a PartStore's get, or a receipt's entry). */
 /**
- * A part's bytes; `{ size }` when the stored file has another size (unread); `{ unreadable }` when what stands
- * under the part's name is no file a part can be (a FIFO, a device, a directory: the reason, for the problem);
- * null when the store does not hold it.
+ * A part as a store finds it: its bytes; `{ size }` when the stored file has another size (unread);
+ * `{ unreadable }` when what stands under the part's name is no file a part can be (a FIFO, a device, a
+ * directory: the reason, for the problem); null when the store does not hold it.
  */
-export type PartSource = (
-  address: string,
-  size: number,
-) => Promise<Uint8Array | { size: number } | { unreadable: string } | null>;
+export type FoundPart = Uint8Array | { size: number } | { unreadable: string } | null;
+
+/** Gets a part file's bytes by address (a PartStore's get, or a receipt's entry). */
+export type PartSource = (address: string, size: number) => Promise<FoundPart>;
 
 /** Every part reference inside a value (not inside parts), with its JSON Pointer. */
 export function partRefsIn(v: Json, path = ''): { ref: PartRef; path: string }[] {

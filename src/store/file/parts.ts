@@ -8,7 +8,7 @@
 import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreError, ioError } from '../errors.js';
-import type { PartPayload, PartStore } from '../parts.js';
+import type { FoundPart, PartPayload, PartStore } from '../parts.js';
 import { ADDRESS_RE, INDEX_KEY_RE, keyOfHex, newKeyHex } from '../parts.js';
 import { NOT_REGULAR, errorCode, fsyncDir, isNotFound, openRegular, readExactly, writeFileAtomic } from './fsutil.js';
 
@@ -47,7 +47,7 @@ export class FilePartStore implements PartStore {
     return join(this.root, hex.slice(0, 2), hex.slice(2));
   }
 
-  async get(address: string, size?: number): Promise<Uint8Array | { size: number } | { unreadable: string } | null> {
+  async get(address: string, size?: number): Promise<FoundPart> {
     const path = this.pathOf(address);
     let opened;
     try {
