@@ -9,7 +9,7 @@
 import type { Store, StoredLine } from '../index.js';
 import { emptyState, foldLine, foldReadLine, pendingOf, stepIdOf, type BoundaryAnomaly } from '../record/run-state.js';
 import { journalFormat } from '../record/formats.js';
-import { FirstSeen } from '../record/seen.js';
+import { RepeatedTexts } from '../record/seen.js';
 import { inline } from './safe-text.js';
 import type { Output } from './output.js';
 
@@ -33,8 +33,7 @@ export class RunNoteCollector {
   // Every step_id, for one repeated anywhere (beyond the idempotency window: within it a repeat is refused or
   // answered with the first); a repeated start is the run reader's own STEP_ID_REPEATED, reported once. Kept
   // for the whole journal, as bytes (record/seen.ts): never a slice of the line it came from.
-  private readonly firstSeq = new FirstSeen();
-  private readonly repeated: RunNote[] = [];
+  private readonly stepIds = new RepeatedTexts();
 
   add(text: string, seq: number): void {
     foldLine(this.state, text, seq);
@@ -51,20 +50,23 @@ export class RunNoteCollector {
   }
 
   private stepId(id: string | null, seq: number): void {
-    if (id === null) return;
-    const first = this.firstSeq.firstOrAdd(id, seq);
-    if (first !== undefined)
-      this.repeated.push({
-        code: 'STEP_ID_REPEATED',
-        seq,
-        message: `the step at seq ${seq} repeats step_id ${JSON.stringify(id)} of the step at seq ${first}`,
-      });
+    if (id !== null) this.stepIds.add(id, seq);
   }
 
   notes(): RunNote[] {
     const state = this.state;
     const notes: RunNote[] = state.anomalies.map((a) => ({ code: a.code, seq: a.seq, message: a.message }));
-    for (const r of this.repeated) if (!notes.some((n) => n.code === r.code && n.seq === r.seq)) notes.push(r);
+    // A repeat the run reader reported already (a repeated start) is reported once; looked up by seq, since a
+    // hostile journal may repeat one step_id at every seq.
+    const reported = new Set(notes.filter((n) => n.code === 'STEP_ID_REPEATED').map((n) => n.seq));
+    for (const { seq, text, first } of this.stepIds.repeats()) {
+      if (reported.has(seq)) continue;
+      notes.push({
+        code: 'STEP_ID_REPEATED',
+        seq,
+        message: `the step at seq ${seq} repeats step_id ${JSON.stringify(text)} of the step at seq ${first}`,
+      });
+    }
     for (const e of state.effects.values()) {
       if (e.resolution === null) continue;
       notes.push({

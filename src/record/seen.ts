@@ -3,9 +3,10 @@
  * notes' STEP_ID_REPEATED) and a digest and a locator per distinct call (the approval check), for the whole
  * chain, so these are its memory's growth. As Maps of strings they held about 360 B a record (a 300 000-step
  * v3 verify needed 90 MB of live heap and 250 MB of RSS, and failed in 70 MB of heap where v1 needs none);
- * here a text is its Latin-1 bytes in one arena and a digest its 32 bytes, in open-addressed tables of typed
- * arrays. Each table draws a random key, so that a hostile chain cannot choose step_ids or calls that crowd one
- * slot (a Map's hash is seeded by the engine for the same reason). Pure: no Node-only import.
+ * here a text is its Latin-1 bytes in one arena and a digest its 32 bytes, in typed arrays (the digests in an
+ * open-addressed table). Each draws a random key for its hashes, so that a hostile chain cannot choose step_ids
+ * or calls that crowd one slot or one hash (a Map's hash is seeded by the engine for the same reason). Pure: no
+ * Node-only import.
  */
 
 /**
@@ -88,49 +89,84 @@ export class TextArena {
 const LOAD = 2;
 
 /**
- * The first seq each text was seen at (a chain's step_ids): `firstOrAdd` answers a repeat with the seq of the
- * first and remembers any other.
+ * Texts in the order added, each with a seq (a chain's step_ids), and at the end the texts added more than once.
+ * Nothing is looked up while texts come: each is appended (its bytes, its seq, its hash), and `repeats` sorts
+ * the hashes once, so the thread that links a chain pays no probe of a table as large as the chain per record.
  */
-export class FirstSeen {
+export class RepeatedTexts {
   private readonly texts = new TextArena();
   private seqs = new Float64Array(256);
   private hashes = new Int32Array(256);
-  /** Entry + 1 per slot; 0: empty. */
-  private slots = new Int32Array(512);
   private readonly key = randomKey();
 
-  /** The seq `text` was first seen at; undefined when this is the first time, and `seq` is remembered for it. */
-  firstOrAdd(text: string, seq: number): number | undefined {
-    const h = textHash(text, this.key);
-    const slots = this.slots;
-    const mask = slots.length - 1;
-    let at = h & mask;
-    for (let e = slots[at]!; e !== 0; e = slots[at]!) {
-      if (this.hashes[e - 1] === h && this.texts.is(e - 1, text)) return this.seqs[e - 1];
-      at = (at + 1) & mask;
-    }
+  add(text: string, seq: number): void {
     const i = this.texts.add(text);
     if (i === this.seqs.length) {
       this.seqs = grown(this.seqs);
       this.hashes = grown(this.hashes);
     }
     this.seqs[i] = seq;
-    this.hashes[i] = h;
-    slots[at] = i + 1;
-    if ((i + 1) * LOAD > slots.length) this.rehash();
-    return undefined;
+    this.hashes[i] = textHash(text, this.key);
   }
 
-  private rehash(): void {
-    const slots = new Int32Array(2 * this.slots.length);
-    const mask = slots.length - 1;
-    for (let i = 0; i < this.texts.size; i++) {
-      let at = this.hashes[i]! & mask;
-      while (slots[at] !== 0) at = (at + 1) & mask;
-      slots[at] = i + 1;
+  /**
+   * Every add of a text added before, in the order of the adds: its seq, the text, and the seq of that text's
+   * first add. Texts that share a hash are told apart exactly (by a Map of their texts), so a chain whose
+   * step_ids were made to share one costs a Map's time, never a comparison of each with each.
+   */
+  repeats(): { seq: number; text: string; first: number }[] {
+    const n = this.texts.size;
+    const hashes = this.hashes;
+    const order = orderByHash(hashes, n);
+    const found: { index: number; first: number }[] = [];
+    for (let a = 0; a < n;) {
+      const h = hashes[order[a]!]!;
+      let b = a + 1;
+      while (b < n && hashes[order[b]!] === h) b++;
+      if (b - a > 1) {
+        const firsts = new Map<string, number>();
+        // The sort is stable: within a hash, indices come in the order added.
+        for (let k = a; k < b; k++) {
+          const i = order[k]!;
+          const text = this.texts.get(i);
+          const first = firsts.get(text);
+          if (first === undefined) firsts.set(text, i);
+          else found.push({ index: i, first });
+        }
+      }
+      a = b;
     }
-    this.slots = slots;
+    found.sort((x, y) => x.index - y.index);
+    return found.map(({ index, first }) => ({
+      seq: this.seqs[index]!,
+      text: this.texts.get(index),
+      first: this.seqs[first]!,
+    }));
   }
+}
+
+/** The indices 0..n-1 ordered by hashes[i] as unsigned, stably: a radix sort, 16 bits a pass. */
+function orderByHash(hashes: Int32Array, n: number): Uint32Array {
+  let from = new Uint32Array(n);
+  let to = new Uint32Array(n);
+  for (let i = 0; i < n; i++) from[i] = i;
+  const counts = new Uint32Array(1 << 16);
+  for (const shift of [0, 16]) {
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[(hashes[i]! >>> shift) & 0xffff]!++;
+    let sum = 0;
+    for (let d = 0; d < counts.length; d++) {
+      const c = counts[d]!;
+      counts[d] = sum;
+      sum += c;
+    }
+    for (let k = 0; k < n; k++) {
+      const i = from[k]!;
+      to[counts[(hashes[i]! >>> shift) & 0xffff]!++] = i;
+    }
+    [from, to] = [to, from];
+  }
+  return from;
 }
 
 /**
