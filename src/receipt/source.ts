@@ -23,8 +23,11 @@ export interface ReceiptSource extends ChainSource {
   readonly manifest: ReceiptManifest;
 }
 
-/** Blobs up to this many bytes in total are cached after the first blob() call; beyond, each call re-reads. */
-const BLOB_CACHE_BYTES = 256 * 1024 * 1024;
+/**
+ * Blobs, and parts, up to this many bytes in total (each kind) are cached after the first call that reads one;
+ * beyond, each call re-reads the archive to its entry.
+ */
+const CACHE_BYTES = 256 * 1024 * 1024;
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** Verifies the receipt and returns it as a ChainSource; throws ReceiptError RECEIPT_INVALID if it does not verify. */
@@ -59,6 +62,10 @@ function asChanged(e: unknown): unknown {
 class VerifiedReceipt implements ReceiptSource {
   readonly genesis: Genesis;
   private blobCache: Map<string, Uint8Array> | null = null;
+  private partCache: Map<string, Uint8Array> | null = null;
+  /** The manifest's blob digests and part addresses, looked up once per call (a receipt may list millions). */
+  private listedBlobs: Set<string> | null = null;
+  private listedParts: Set<string> | null = null;
 
   constructor(
     private readonly open: () => ByteInput | Promise<ByteInput>,
@@ -132,17 +139,32 @@ class VerifiedReceipt implements ReceiptSource {
   readonly parts = { store: { get: (address: string): Promise<Uint8Array | null> => this.part(address) } };
 
   private async part(address: string): Promise<Uint8Array | null> {
-    if (!partListOf(this.manifest).some((p) => p.address === address)) return null;
+    const parts = partListOf(this.manifest);
+    if (!(this.listedParts ??= new Set(parts.map((p) => p.address))).has(address)) return null;
+    if (this.partCache) return this.partCache.get(address) ?? null;
+    // Diff and replay ask for each part a conversation references; read one at a time, every part was a pass
+    // over the whole archive (inflated again, for a .tar.gz), so a chat's receipt cost passes by the hundred.
+    const cache = parts.reduce((n, p) => n + p.size, 0) <= CACHE_BYTES ? new Map<string, Uint8Array>() : null;
     const name = partEntryName(address);
+    let found: Uint8Array | null = null;
     try {
       for await (const { entry, tar } of this.entries()) {
-        if (entry.name === name) return Uint8Array.from(await tar.readData(entry));
-        await tar.skip(entry);
+        const listed = entry.name.startsWith('parts/') && this.listedParts.has('sha256:' + entry.name.slice(6));
+        if (!listed || (!cache && entry.name !== name)) {
+          await tar.skip(entry);
+          continue;
+        }
+        // What a part holds is checked by the reader that asks, against the reference (PARTS.md §9).
+        const bytes = Uint8Array.from(await tar.readData(entry));
+        cache?.set('sha256:' + entry.name.slice(6), bytes);
+        if (entry.name === name) found = bytes;
+        if (!cache && found) break;
       }
     } catch (e) {
       throw asChanged(e);
     }
-    return null;
+    if (cache) this.partCache = cache;
+    return found;
   }
 
   async blob(digest: string): Promise<Uint8Array | null> {
@@ -155,9 +177,9 @@ class VerifiedReceipt implements ReceiptSource {
 
   private async readBlob(digest: string): Promise<Uint8Array | null> {
     const m = this.manifest;
-    if (!m.blobs.some((b) => b.digest === digest)) return null;
+    if (!(this.listedBlobs ??= new Set(m.blobs.map((b) => b.digest))).has(digest)) return null;
     if (this.blobCache) return this.blobCache.get(digest) ?? null;
-    const cache = m.blobs.reduce((n, b) => n + b.size, 0) <= BLOB_CACHE_BYTES ? new Map<string, Uint8Array>() : null;
+    const cache = m.blobs.reduce((n, b) => n + b.size, 0) <= CACHE_BYTES ? new Map<string, Uint8Array>() : null;
     let found: Uint8Array | null = null;
     for await (const { entry, tar } of this.entries()) {
       if (!BLOB_NAME_RE.test(entry.name) || (!cache && entry.name !== `blobs/${digest.slice(7)}`)) {

@@ -11,6 +11,8 @@ import { concatBytes } from '../../src/bytes.js';
 import { receiptBytes } from '../../src/receipt/index.js';
 import { receiptSource, type ReceiptSource } from '../../src/receipt/source.js';
 import type { ByteInput } from '../../src/receipt/inflate.js';
+import { MemoryStore } from '../../src/store/index.js';
+import type { JsonInput } from '../../src/record/input.js';
 import { entriesOf, tarOf } from './craft.js';
 import { makeFixture } from './fixture.js';
 
@@ -200,4 +202,32 @@ test('a reader that stops early releases the stream it was given (the stream is 
   const rs = await receiptSource(stream);
   expect(await all(rs.lines({ to: 0 }))).toHaveLength(1);
   expect(cancelled).toHaveLength(1);
+});
+
+// A chat whose every turn adds a page of its own: each page is a part, and each prompt references the pages so far.
+const chatStore = new MemoryStore();
+const chat = await chatStore.create('chat', { format: 'stepchain/v3' });
+const messages: JsonInput[] = [{ role: 'user', content: 'go' }];
+for (let t = 0; t < 24; t++) {
+  const page = `page ${t} ` + `text${t} `.repeat(300);
+  await chat.append({ input: { turn: t }, prompt: [...messages], result: { text: page } });
+  messages.push({ role: 'tool', content: page });
+}
+const chatReceipt = await receiptBytes(chat);
+const partFiles = entriesOf(chatReceipt).filter((e) => e.name.startsWith('parts/'));
+
+describe("a v3 receipt's parts, as diff and replay read them", () => {
+  test('every part, asked for one by one, comes from one more pass over the archive, not one pass each', async () => {
+    let opened = 0;
+    const rs = await receiptSource(() => (opened++, chatReceipt));
+    const get = (rs as unknown as { parts: { store: { get(a: string): Promise<Uint8Array | null> } } }).parts.store.get;
+    expect(partFiles.length).toBeGreaterThanOrEqual(24);
+    for (const file of partFiles) {
+      const got = await get('sha256:' + file.name.slice('parts/'.length));
+      expect(got).toEqual(file.data);
+    }
+    expect(opened).toBe(2);
+    expect(await get('sha256:' + '0'.repeat(64))).toBeNull();
+    expect(opened).toBe(2);
+  });
 });
