@@ -5,6 +5,7 @@
 import { existsSync, writeFileSync, writeSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { StoreError } from '../store/errors.js';
+import { UNLESS_AFTER, type WriterAppendOptions } from '../store/append.js';
 import { ERASURE_WRITER } from '../store/prepare.js';
 import type { AppendResult, Journal } from '../store/types.js';
 import {
@@ -317,6 +318,12 @@ export async function appendErasure(
   }
   const input: ErasureInput = { target: req.seq, path: req.path, digest, reason: req.reason, by: req.by ?? null };
   await gate();
+  // Lines appended after `after` concern the check only when they are erasures of the same record, or hold a
+  // step_id this erasure's name may take: the store reads them under its lock and commits past any other
+  // (UNLESS_AFTER), so appends that never pause cannot keep the erasure out. Checked here after each append
+  // instead, it waited, re-reading, for as long as other writers kept appending (outsider H).
+  const concerns = (line: string): boolean =>
+    line.includes(`"step_id":"${stepId}`) || erasureOf(line)?.input.target === req.seq;
   for (;;) {
     try {
       // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
@@ -329,12 +336,14 @@ export async function appendErasure(
         error: null,
       };
       Object.defineProperty(step, ERASURE_WRITER, { value: true });
-      return { appended: await journal.append(step, { after }), input };
+      const options: WriterAppendOptions = { after, [UNLESS_AFTER]: concerns };
+      return { appended: await journal.append(step, options), input };
     } catch (e) {
       if (!(e instanceof StoreError) || e.code !== 'HEAD_MOVED') throw e;
       const before = after;
       for await (const l of journal.lines({ from: after + 1 })) {
         if (erasureOf(l.text)?.input.target === req.seq) return 'again';
+        if (l.text.includes(`"step_id":"${stepId}`)) taken.add((JSON.parse(l.text) as { step_id: string }).step_id);
         after = l.seq;
       }
       if (after === before) throw e; // the head moved, yet no step follows it: nothing to decide again on

@@ -62,6 +62,21 @@ export function afterOf(options: AppendOptions | undefined): number | undefined 
   return after;
 }
 
+/**
+ * An AppendOptions member for the library's own writers, not part of the public options: with `after`, the
+ * group's `unlessAfter` (sequencer.ts Group) — the chain may have moved past `after` by lines this does not
+ * refuse. An erasure appends so (erase/common.ts).
+ */
+export const UNLESS_AFTER = Symbol('stepchain.unlessAfter');
+export type WriterAppendOptions = AppendOptions & { [UNLESS_AFTER]?: (line: string) => boolean };
+
+/** The `unlessAfter` of append options that name `after`, else undefined. */
+export function unlessAfterOf(options: WriterAppendOptions | undefined): ((line: string) => boolean) | undefined {
+  if (options?.after === undefined) return undefined;
+  const unless: unknown = options[UNLESS_AFTER];
+  return typeof unless === 'function' ? (unless as (line: string) => boolean) : undefined;
+}
+
 /** What a queued append needs to know of its journal. */
 export interface QueuedJournal {
   readonly id: string;
@@ -94,10 +109,12 @@ export function queueSteps(
   if (refused !== null) return Promise.reject(refused);
   try {
     const after = afterOf(options);
+    const unless = unlessAfterOf(options);
     const prepared = prepareSteps(steps, journal.config.blobThreshold, writerProfile(journal.genesis));
     const parts = journal.parts;
-    if (parts !== undefined && parts !== null) return parts.prepare(prepared).then((p) => queue.enqueue(p, after));
-    return queue.enqueue(prepared, after);
+    if (parts !== undefined && parts !== null)
+      return parts.prepare(prepared).then((p) => queue.enqueue(p, after, unless));
+    return queue.enqueue(prepared, after, unless);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -42,10 +42,15 @@ export class CommitQueue {
 
   constructor(private readonly sink: CommitSink) {}
 
-  /** Queues one append() or appendMany() call: its steps commit together, contiguously, or not at all (`after`: AppendOptions). */
-  enqueue(steps: PreparedStep[], after?: number): Promise<AppendResult[]> {
+  /**
+   * Queues one append() or appendMany() call: its steps commit together, contiguously, or not at all (`after`:
+   * AppendOptions; `unlessAfter`: sequencer.ts Group).
+   */
+  enqueue(steps: PreparedStep[], after?: number, unlessAfter?: (line: string) => boolean): Promise<AppendResult[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push(after === undefined ? { steps, resolve, reject } : { steps, after, resolve, reject });
+      const pending: Pending = after === undefined ? { steps, resolve, reject } : { steps, after, resolve, reject };
+      if (after !== undefined && unlessAfter !== undefined) pending.unlessAfter = unlessAfter;
+      this.queue.push(pending);
       this.kick();
     });
   }

@@ -5,7 +5,7 @@
  * prepared, sealed, segmented and verified by the shared parts, so they are byte-identical to the file
  * store's.
  */
-import { afterOf, appendManyOf } from './append.js';
+import { afterOf, appendManyOf, unlessAfterOf } from './append.js';
 import { isDigest } from '../canonical/sha256.js';
 import type { ChainHead, SeqRange, StoredLine } from '../chain/source.js';
 import { formatTimestamp } from '../record/fields.js';
@@ -26,7 +26,7 @@ import { MemoryPartStore, type PartPayload } from './parts.js';
 import { verifyParts } from './parts-verify.js';
 import type { PartReader } from '../record/v3/part-reader.js';
 import { placeLine, segmentLabel, type SegmentCursor } from './segments.js';
-import { sequenceBatch } from './sequencer.js';
+import { MOST_LINES_SINCE, sequenceBatch, type Group, type LinesSince } from './sequencer.js';
 import { journalReport, verifySource, type SourceSegment } from './verify-source.js';
 import type {
   AppendOptions,
@@ -228,10 +228,17 @@ class MemoryJournal implements Journal {
       s.parts ??= new JournalParts(new MemoryPartStore());
       prepared = await s.parts.prepare(prepared);
     }
-    const groups = [after === undefined ? { steps: prepared } : { steps: prepared, after }];
+    const unlessAfter = unlessAfterOf(options);
+    const groups: Group[] = [after === undefined ? { steps: prepared } : { steps: prepared, after }];
+    if (unlessAfter !== undefined) groups[0]!.unlessAfter = unlessAfter;
     // The window answers at once: no await between reading the tail and committing, so no other append interleaves.
     const known = s.window.lookup(groups[0]!.steps.flatMap((p) => (p.step_id === undefined ? [] : [p.step_id])));
-    const batch = sequenceBatch(groups, { seq: s.lines.length - 1, hash: s.hash }, known, formatTimestamp(new Date()));
+    const tail = s.lines.length - 1;
+    const since: LinesSince | undefined =
+      unlessAfter !== undefined && after! < tail && tail - after! <= MOST_LINES_SINCE
+        ? { from: after! + 1, texts: s.lines.slice(after! + 1) }
+        : undefined;
+    const batch = sequenceBatch(groups, { seq: tail, hash: s.hash }, known, formatTimestamp(new Date()), since);
     const outcome = batch.outcomes[0]!;
     if (!outcome.ok) throw outcome.error;
     for (const b of outcome.blobs) if (!s.blobs.has(b.digest)) s.blobs.set(b.digest, b.bytes.slice());

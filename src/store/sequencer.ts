@@ -23,6 +23,72 @@ export interface Group {
   steps: PreparedStep[];
   /** The seq the chain must end at for this group to commit (AppendOptions.after); any end when absent. */
   after?: number;
+  /**
+   * With `after`: a chain that moved past `after` still takes the group at its end when no line after `after`
+   * is one this refuses — the lines read by the store under its lock (`LinesSince`), so no writer appends
+   * between the reading and the commit. An erasure appends so (erase/common.ts appendErasure): only another
+   * erasure of its record concerns it, and an erasure waiting for a moment when no other writer appends
+   * waited for as long as they kept appending.
+   */
+  unlessAfter?: (line: string) => boolean;
+}
+
+/**
+ * The committed lines after `from - 1`, up to the tail a batch is sequenced against, read under the store's
+ * lock for the batch's groups with `unlessAfter` (linesSince).
+ */
+export interface LinesSince {
+  from: number;
+  /** Line `from + i`, without its newline. */
+  texts: readonly string[];
+}
+
+/**
+ * How far past its `after` a chain may have moved for an `unlessAfter` group to read the lines since: beyond,
+ * the group fails with HEAD_MOVED as any other, and its writer reads afresh. Bounds what a commit reads.
+ */
+export const MOST_LINES_SINCE = 10_000;
+
+/** The lines a batch's `unlessAfter` groups read before it is sequenced at `tailSeq`; undefined when none needs any. */
+export async function linesSince(
+  groups: readonly Group[],
+  tailSeq: number,
+  read: (from: number, to: number) => Promise<string[]>,
+): Promise<LinesSince | undefined> {
+  let from = Number.POSITIVE_INFINITY;
+  for (const g of groups)
+    if (
+      g.unlessAfter !== undefined &&
+      g.after !== undefined &&
+      g.after < tailSeq &&
+      tailSeq - g.after <= MOST_LINES_SINCE
+    )
+      from = Math.min(from, g.after + 1);
+  if (from === Number.POSITIVE_INFINITY) return undefined;
+  const texts = await read(from, tailSeq);
+  return texts.length === tailSeq - from + 1 ? { from, texts } : undefined;
+}
+
+/**
+ * Whether `group`, asked to follow a seq the chain (at `seq`, this batch's earlier lines included) has moved
+ * past, commits anyway: it has `unlessAfter`, and no line since its `after` is one that refuses.
+ */
+function movedPastFreely(
+  group: Group,
+  seq: number,
+  tailSeq: number,
+  since: LinesSince | undefined,
+  batchLines: SequencedBatch['lines'],
+): boolean {
+  const after = group.after!;
+  const unless = group.unlessAfter;
+  if (unless === undefined || since === undefined || after > seq || after + 1 < since.from) return false;
+  for (let s = after + 1; s <= Math.min(seq, tailSeq); s++) {
+    const text = since.texts[s - since.from];
+    if (text === undefined || unless(text)) return false;
+  }
+  for (const l of batchLines) if (l.seq > after && unless(l.text.slice(0, -1))) return false;
+  return true;
 }
 
 export type GroupOutcome = { ok: true; results: AppendResult[]; blobs: BlobPayload[] } | { ok: false; error: unknown };
@@ -107,6 +173,7 @@ export function sequenceBatch(
   tail: Tail,
   known: ReadonlyMap<string, CommittedStep>,
   now: string,
+  since?: LinesSince,
 ): SequencedBatch {
   const lines: SequencedBatch['lines'] = [];
   const outcomes: GroupOutcome[] = [];
@@ -121,7 +188,8 @@ export function sequenceBatch(
     const blobs: BlobPayload[] = [];
     let gt = t;
     try {
-      if (group.after !== undefined && group.after !== t.seq) throw headMoved(group.after, t.seq);
+      if (group.after !== undefined && group.after !== t.seq && !movedPastFreely(group, t.seq, tail.seq, since, lines))
+        throw headMoved(group.after, t.seq);
       for (const step of group.steps) {
         if (step.step_id !== undefined) {
           const hit = local.get(step.step_id) ?? batchIds.get(step.step_id) ?? known.get(step.step_id);

@@ -19,7 +19,7 @@ import { appendManyStreaming, queueSteps } from '../append.js';
 import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { FilePartStore } from './parts.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
+import { knownSteps, linesSince, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -185,6 +185,7 @@ export class FileJournal implements Journal {
         { seq: tail.seq, hash: tail.hash },
         await knownSteps(this.tail.window, batch),
         formatTimestamp(new Date()),
+        await linesSince(batch, tail.seq, (from, to) => this.textsUnderLock(from, to)),
       );
       if (seq.lines.length > 0) {
         const blobs = new Map<string, BlobPayload>();
@@ -204,6 +205,13 @@ export class FileJournal implements Journal {
       await this.lease.release();
       throw e;
     }
+  }
+
+  /** Lines `from`..`to` (committed, up to the tail this writer holds the lock at), as texts: what linesSince reads. */
+  private async textsUnderLock(from: number, to: number): Promise<string[]> {
+    const texts: string[] = [];
+    for await (const l of this.lines({ from, to })) texts.push(l.text);
+    return texts;
   }
 
   /**

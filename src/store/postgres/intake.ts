@@ -118,9 +118,14 @@ export function intakeOf(
   };
 }
 
-/** Whether a batch goes through the intake: steps sealed by the journal's profile, without blobs (blob rows commit with their lines, §4). */
+/**
+ * Whether a batch goes through the intake: steps sealed by the journal's profile, without blobs (blob rows commit
+ * with their lines, §4), and no group that reads the lines since its `after` (sequencer.ts unlessAfter), which
+ * another process's sequencer could not.
+ */
 export function intakeTakes(groups: readonly Group[], profile: RecordProfile): boolean {
   for (const g of groups) {
+    if (g.unlessAfter !== undefined) return false;
     let bound = 64;
     for (const s of g.steps) {
       if (s.profile !== profile || s.blobs.length > 0 || s.marked === true) return false;

@@ -25,8 +25,8 @@ import { restoreRecord } from '../restore.js';
 import { JournalParts } from '../parts-prepare.js';
 import { withPartProblems } from '../parts-verify.js';
 import { PostgresPartStore } from './parts.js';
-import { blobOfRow, headOfRow, placeLines, rowLines } from '../rows/lines.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
+import { blobOfRow, headOfRow, placeLines, rowLines, rowTexts } from '../rows/lines.js';
+import { knownSteps, linesSince, sequenceBatch, type Group, type GroupOutcome } from '../sequencer.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -277,6 +277,9 @@ export class PostgresJournal implements Journal, LineRewriter {
       { seq: head.seq, hash: head.hash },
       await knownSteps(index, groups),
       formatTimestamp(new Date()),
+      await linesSince(groups, head.seq, (from, to) =>
+        rowTexts((a, b) => linesPage(client, this.ctx.tables, this.key, a, b), from, to),
+      ),
     );
     if (batch.lines.length === 0) return { outcomes: batch.outcomes, last: null };
     const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);

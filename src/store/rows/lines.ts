@@ -134,6 +134,24 @@ export function clashError(id: string, seq: number, cause: unknown): StoreError 
 }
 
 /**
+ * Lines `from`..`to` as texts, page by page, read in the writer's own transaction under the journal's lock: what
+ * a batch's `unlessAfter` groups read (sequencer.ts linesSince). Stops short where a row is missing.
+ */
+export async function rowTexts(page: PageReader, from: number, to: number): Promise<string[]> {
+  const texts: string[] = [];
+  for (let next = from; next <= to;) {
+    const rows = await page(next, to);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      if (row.seq !== next) return texts;
+      texts.push(row.line);
+      next++;
+    }
+  }
+  return texts;
+}
+
+/**
  * A journal's stored lines over `range`, page by page, in seq order; a missing row is JOURNAL_CORRUPT (a reader
  * never returns a shorter chain). Without an end, up to the head `headSeq` reads at the start, as the file store
  * reads (outsider H: paging to the first empty page, a reader followed a journal appended to faster than it read,

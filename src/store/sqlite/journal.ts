@@ -36,10 +36,18 @@ import {
   headOfRow,
   placeLines,
   rowLines,
+  rowTexts,
   type LockedHead,
 } from '../rows/lines.js';
 import { catchUpAndFollow, planTreeStep, rowLeaves, stateAtHead, syncTree } from '../rows/tree.js';
-import { knownSteps, sequenceBatch, type Group, type GroupOutcome, type SequencedBatch } from '../sequencer.js';
+import {
+  knownSteps,
+  linesSince,
+  sequenceBatch,
+  type Group,
+  type GroupOutcome,
+  type SequencedBatch,
+} from '../sequencer.js';
 import type {
   AppendOptions,
   AppendResult,
@@ -215,6 +223,9 @@ export class SqliteJournal implements Journal, LineRewriter {
       { seq: head.seq, hash: head.hash },
       await knownSteps(index, groups),
       formatTimestamp(new Date()),
+      await linesSince(groups, head.seq, (from, to) =>
+        rowTexts((a, b) => Promise.resolve(linesPage(db, this.key, a, b)), from, to),
+      ),
     );
     if (batch.lines.length === 0) return batch.outcomes;
     const { lines, tail } = placeLines(batch, head, this.config.segmentBytes);
