@@ -213,7 +213,7 @@ const KNOWN_LONG: Record<string, { why: string; lines?: number; fn?: number }> =
     lines: 476,
   },
   'store/sqlite/journal.ts': {
-    why: 'past the bounds once formatted (issue 38); +16: holdingAppends, inFile; +1: lines() to the head it began at (outsider H); +11: the lines since an erasure\'s head, read in the append\'s transaction (unlessAfter)',
+    why: "past the bounds once formatted (issue 38); +16: holdingAppends, inFile; +1: lines() to the head it began at (outsider H); +11: the lines since an erasure's head, read in the append's transaction (unlessAfter)",
     lines: 470,
   },
   'testing/arbitraries.ts': { why: 'past the bounds once formatted (issue 38)', lines: 408, fn: 101 },

@@ -87,7 +87,7 @@ def erase(path: str, seq: int, pointer: str, reason: str, by: Optional[str] = No
         erasure_id = f"erasure:{seq}:{digest[7:39]}"
         at = journal.append({"kind": "erasure", "ref": None, "error": None, "input": {"by": by, "digest": digest, "path": pointer,
                              "reason": reason, "target": seq}, "model": None, "prompt": None, "tool_call": None, "result": None,
-                             "step_id": erasure_id})
+                             "step_id": erasure_id}, _erasure_writer=True)
         _complete(journal, seq, pointer, digest, erasure_id)
         return {"seq": seq, "path": pointer, "digest": digest, "erasure": at.seq, "erasure_id": erasure_id}
     finally:

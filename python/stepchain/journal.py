@@ -437,10 +437,15 @@ class Journal:
 
     # ------------------------------------------------------------------------------------------ appending
 
-    def _prepare(self, step: dict[str, Any]) -> tuple[dict[str, Any], Optional[str], Optional[str], dict[str, bytes]]:
+    def _prepare(self, step: dict[str, Any], erasure_writer: bool = False) -> tuple[dict[str, Any], Optional[str], Optional[str], dict[str, bytes]]:
         if not isinstance(step, dict):
             raise StoreError("STEP_INVALID", "a step is a dict of its content fields (input, model, prompt, tool_call, result; v2 also kind, ref, error), meta, step_id and ts")
         profile = self.profile
+        if profile.version == 3 and not erasure_writer:
+            from .refusals import v3_refusal
+            refused = v3_refusal(step)
+            if refused is not None:
+                raise StoreError(*refused)
         allowed = set(profile.content_fields) | {"meta", "step_id", "ts"}
         for k in step:
             if k in ("v", "seq", "prev_hash", "step_hash", "salt", "salts", "digests"):
@@ -501,15 +506,16 @@ class Journal:
         assert self.profile.seal is not None
         return self.profile.seal({**content, "seq": seq, "step_id": step_id, "ts": ts, "prev_hash": prev, "v": self.profile.version})
 
-    def append(self, step: dict[str, Any], *, after: Optional[int] = None) -> AppendResult:
+    def append(self, step: dict[str, Any], *, after: Optional[int] = None, _erasure_writer: bool = False) -> AppendResult:
         """Appends one step; returns {seq, step_id, step_hash, prev_hash, ts} once it is as durable as the mode
-        promises. `after` names the seq the step must follow (HEAD_MOVED when the chain ends elsewhere, §17)."""
-        return self.append_many([step], after=after)[0]
+        promises. `after` names the seq the step must follow (HEAD_MOVED when the chain ends elsewhere, §17).
+        `_erasure_writer`: the erasure record erase() appends, the one step of kind "erasure" a v3 journal takes."""
+        return self.append_many([step], after=after, _erasure_writer=_erasure_writer)[0]
 
-    def append_many(self, steps: Iterable[dict[str, Any]], *, after: Optional[int] = None) -> list[AppendResult]:
+    def append_many(self, steps: Iterable[dict[str, Any]], *, after: Optional[int] = None, _erasure_writer: bool = False) -> list[AppendResult]:
         """Appends steps as one unit: all or none."""
         self._open_for_writing()
-        prepared = [self._prepare(s) for s in steps]
+        prepared = [self._prepare(s, _erasure_writer) for s in steps]
 
         def commit() -> list[AppendResult]:
             if after is not None and after != self._last_seq:

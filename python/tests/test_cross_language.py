@@ -368,10 +368,38 @@ def test_python_erases_typescript_verifies(tmp_path):
     from stepchain.erase import units_of
     d = "sha256:" + next(u for u in units_of(json.loads(stored[0]))["result"] if u.path == "/result/plan").digest.hex()
     w.append({"kind": "erasure", "ref": None, "error": None, "input": {"by": None, "digest": d, "path": "/result/plan", "reason": "r", "target": 0},
-              "model": None, "prompt": None, "tool_call": None, "result": None, "step_id": f"erasure:0:{d[7:39]}"})
+              "model": None, "prompt": None, "tool_call": None, "result": None, "step_id": f"erasure:0:{d[7:39]}"}, _erasure_writer=True)
     w.close()
     assert [n.code for n in verify_journal_dir(str(tmp_path / "j3")).notices if n.code == "ERASURE_PENDING"] == ["ERASURE_PENDING"]
     assert resume(str(tmp_path / "j3"), fsync="none") == [f"erasure:0:{d[7:39]}"]
     r3 = verify_journal_dir(str(tmp_path / "j3"))
     assert r3.ok and [n.code for n in r3.notices if n.code.startswith(("ERASURE", "VALUE"))] == ["VALUE_ERASED"]
     assert ts_verify(str(tmp_path / "j3"))["ok"]
+
+
+REFUSED_V3 = [
+    ("a step of kind erasure", {"kind": "erasure", "ref": None, "input": {"target": 0}, "result": None}, "ERASURE_RESERVED"),
+    ("a step_id reserved to erasing", {"step_id": "erasure:0:abc", "input": {"q": 1}}, "ERASURE_RESERVED"),
+    ("a request expiring on a day that does not exist", {"kind": "approval.requested", "ref": None, "input": {
+        "presented": {"name": "pay", "arguments": {}}, "expires_at": "2026-02-30T10:00:00.000Z"}}, "APPROVAL_INVALID"),
+    ("a request presenting a tool name of 256 bytes", {"kind": "approval.requested", "ref": None, "input": {
+        "presented": {"name": "é" * 127, "arguments": {}}, "expires_at": None}}, "APPROVAL_INVALID"),
+    ("a request with the unsalted digest of statement v1", {"kind": "approval.requested", "ref": None, "input": {
+        "presented": {"name": "pay", "arguments": {}}, "expires_at": None, "digest": "sha256:" + "0" * 64}}, "APPROVAL_LEGACY"),
+]
+
+
+@pytest.mark.parametrize("what,step,code", REFUSED_V3, ids=[c[0] for c in REFUSED_V3])
+def test_python_refuses_what_typescript_refuses_in_a_v3_run(tmp_path, what, step, code):
+    path = str(tmp_path / "j")
+    ts("init", path, "--run", "--format", "v3")
+    before = _bucket_lines(tmp_path / "j")
+    (tmp_path / "s.json").write_text(json.dumps(step), "utf-8")
+    p = ts("append", path, "-f", str(tmp_path / "s.json"), check=False)
+    assert p.returncode != 0 and code in p.stderr, p.stderr
+    j = open_journal(path, create=False, fsync="none")
+    with pytest.raises(Exception) as refused:
+        j.append(step)
+    j.close()
+    assert getattr(refused.value, "code", None) == code, str(refused.value)
+    assert _bucket_lines(tmp_path / "j") == before
