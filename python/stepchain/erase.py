@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any, Optional
 
 from .canonical import MAX_RECORD_DEPTH, canonical_json, scan_canonical
@@ -67,31 +68,130 @@ def _unit_at(record: dict[str, Any], pointer: str) -> Unit:
     return unit
 
 
+def _value_at(record: dict[str, Any], pointer: str) -> Any:
+    """The value at a pointer that _unit_at found (so every token names a member or an element)."""
+    v: Any = record
+    for t in _tokens(pointer):
+        v = v[int(t)] if isinstance(v, list) else v[t]
+    return v
+
+
 def _find(journal: Journal, seq: int) -> Optional[dict[str, Any]]:
     return next(iter(journal.read(seq, seq)), None)
 
 
+# How often an erase goes back to check afresh before it gives up, nothing written (ERASURE.md §4 step 4).
+MAX_AGAIN = 16
+
+
+def _nested(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
+
+
+def _erasure_input(r: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The input of an erasure record whose target and path are readable, else None."""
+    i = r.get("input")
+    if r.get("kind") != "erasure" or not isinstance(i, dict) or not isinstance(i.get("target"), int) or not isinstance(i.get("path"), str):
+        return None
+    return i
+
+
+def _test_gate() -> None:
+    """A test's hold after the check, before the append (the TypeScript writer's STEPCHAIN_TEST_ERASE_GATE): races
+    are made, not waited for. Once per process."""
+    gate = os.environ.pop("STEPCHAIN_TEST_ERASE_GATE", "")
+    if gate == "":
+        return
+    with open(gate + ".ready", "w"):
+        pass
+    while not os.path.exists(gate):
+        time.sleep(0.005)
+
+
+def _free_step_id(name: str, taken: set[str]) -> str:
+    """The erasure record's step_id: its name, or with `:2`, `:3`, … where a record already holds it (§3)."""
+    sid, n = name, 2
+    while sid in taken:
+        sid, n = f"{name}:{n}", n + 1
+    return sid
+
+
 def erase(path: str, seq: int, pointer: str, reason: str, by: Optional[str] = None, *, fsync: str = "always") -> dict[str, Any]:
-    """ERASURE.md §4: {seq, path, digest, erasure (the erasure record's seq), erasure_id}."""
+    """ERASURE.md §4: {seq, path, digest, erasure (the erasure record's seq), erasure_id}. The erasure record follows
+    the head the check read, unless a record appended since concerns it (an erasure of the same record, or one
+    holding a step_id it may take): read by the append under the journal's lock, so two erases of nested units
+    racing never both record, and other writers appending without pause never keep it out."""
     if not isinstance(reason, str) or not reason.strip():
         raise _refuse("ERASURE_TARGET_INVALID", "an erasure needs its reason (a non-empty string)")
     journal = Journal(path, fsync=fsync)
     try:
         if journal.genesis.get("format") != FORMAT_V3:
             raise _refuse("ERASURE_TARGET_INVALID", f"a {journal.genesis.get('format')} journal hashes raw values: it cannot erase one; remove it whole (retention)")
-        _resume(journal)
-        record = _find(journal, seq)
-        if record is None or record.get("kind") == "erasure":
-            raise _refuse("ERASURE_TARGET_INVALID", f"seq {seq} is {'an erasure record' if record else 'not in the journal'}")
-        digest = "sha256:" + _unit_at(record, pointer).digest.hex()
-        erasure_id = f"erasure:{seq}:{digest[7:39]}"
-        at = journal.append({"kind": "erasure", "ref": None, "error": None, "input": {"by": by, "digest": digest, "path": pointer,
-                             "reason": reason, "target": seq}, "model": None, "prompt": None, "tool_call": None, "result": None,
-                             "step_id": erasure_id}, _erasure_writer=True)
-        _complete(journal, seq, pointer, digest, erasure_id)
-        return {"seq": seq, "path": pointer, "digest": digest, "erasure": at.seq, "erasure_id": erasure_id}
+        for _ in range(MAX_AGAIN + 1):
+            done = _erase_at_head(journal, seq, pointer, reason, by)
+            if done is not None:
+                return done
+        raise _refuse("ERASURE_TARGET_INVALID", f"seq {seq} {pointer}: other erasures of that record kept being recorded while this one "
+                      f"was checked, {MAX_AGAIN} times; nothing written (resume, verify, then erase again)")
     finally:
         journal.close()
+
+
+def _erase_at_head(journal: Journal, seq: int, pointer: str, reason: str, by: Optional[str]) -> Optional[dict[str, Any]]:
+    """§4 steps 1–6 at the journal's head; None to check afresh (an erasure of the same record came first)."""
+    _resume(journal)
+    head = journal.head()
+    after = head["seq"] if head is not None else -1
+    record = _find(journal, seq)
+    if record is None or record.get("kind") == "erasure":
+        raise _refuse("ERASURE_TARGET_INVALID", f"seq {seq} is {'an erasure record' if record else 'not in the journal'}")
+    digest = "sha256:" + _unit_at(record, pointer).digest.hex()
+    held = _markers(_value_at(record, pointer))
+    if held:
+        raise _refuse("ERASURE_TARGET_INVALID", f"{pointer} of seq {seq} holds a value erased earlier (by {held[0]}): erasing the whole of it "
+                      "would remove the marker that erasure record is checked against; nothing was written. Erase its remaining members "
+                      "or elements one by one instead")
+    name = f"erasure:{seq}:{digest[7:39]}"
+    taken: set[str] = set()
+    marked = set(_markers(record))
+    for r in journal.read(0, after):
+        sid = r.get("step_id")
+        if isinstance(sid, str) and sid.startswith(name):
+            taken.add(sid)
+        i = _erasure_input(r)
+        # An erasure of a nested unit recorded after the resume above: complete it first, then check again.
+        if i is not None and i["target"] == seq and _nested(i["path"], pointer) and sid not in marked:
+            return None
+
+    _test_gate()
+
+    def concerns(r: dict[str, Any]) -> bool:
+        i = _erasure_input(r)
+        sid = r.get("step_id")
+        return (i is not None and i["target"] == seq) or (isinstance(sid, str) and sid.startswith(name))
+
+    while True:
+        erasure_id = _free_step_id(name, taken)
+        try:
+            at = journal.append({"kind": "erasure", "ref": None, "error": None, "input": {"by": by, "digest": digest, "path": pointer,
+                                 "reason": reason, "target": seq}, "model": None, "prompt": None, "tool_call": None, "result": None,
+                                 "step_id": erasure_id}, after=after, _erasure_writer=True, _unless_after=concerns)
+            break
+        except StoreError as e:
+            if e.code != "HEAD_MOVED":
+                raise
+            moved = list(journal.read(after + 1))
+            if not moved:
+                raise
+            for r in moved:
+                if _erasure_input(r) is not None and _erasure_input(r)["target"] == seq:  # type: ignore[index]
+                    return None
+                sid = r.get("step_id")
+                if isinstance(sid, str) and sid.startswith(name):
+                    taken.add(sid)
+            after = moved[-1]["seq"]
+    _complete(journal, seq, pointer, digest, erasure_id)
+    return {"seq": seq, "path": pointer, "digest": digest, "erasure": at.seq, "erasure_id": erasure_id}
 
 
 def resume(path: str, *, fsync: str = "always") -> list[str]:
@@ -104,9 +204,14 @@ def resume(path: str, *, fsync: str = "always") -> list[str]:
 
 
 def _resume(journal: Journal) -> list[str]:
-    for name in os.listdir(os.path.join(journal.path, BUCKETS_DIR)):
-        if name.startswith(".") and ".erase-" in name:
-            os.unlink(os.path.join(journal.path, BUCKETS_DIR, name))
+    def sweep() -> None:
+        # Under the lock: a live erase writes its temporary bucket and renames it under the lock too, so a file
+        # found here is one an erase killed between the two left behind, never a live one's.
+        for name in os.listdir(os.path.join(journal.path, BUCKETS_DIR)):
+            if name.startswith(".") and ".erase-" in name:
+                os.unlink(os.path.join(journal.path, BUCKETS_DIR, name))
+
+    journal._with_lock(sweep)
     records = list(journal.read(0))
     named = set()
     for r in records:

@@ -12,7 +12,7 @@ import secrets
 import stat
 import uuid
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from .canonical import RESERVED_PREFIX, CanonicalError, canonical_json, digest_utf8, is_digest
 from .chain import ChainReport, split_lines
@@ -25,6 +25,9 @@ from .lock import JournalLock, LockError
 DEFAULT_BUCKET_BYTES = 64 * 1024 * 1024
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 DEFAULT_WINDOW = 10_000
+# How far past its `after` a chain may have moved for `_unless_after` to read the records since (the TypeScript
+# store's MOST_LINES_SINCE): beyond, HEAD_MOVED, and the writer reads afresh.
+MOST_LINES_SINCE = 10_000
 MAX_VALUE_DEPTH = 100
 PENDING_NAME = ".batch-pending.json"
 FSYNC_MODES = ("always", "batch", "none")
@@ -506,19 +509,28 @@ class Journal:
         assert self.profile.seal is not None
         return self.profile.seal({**content, "seq": seq, "step_id": step_id, "ts": ts, "prev_hash": prev, "v": self.profile.version})
 
-    def append(self, step: dict[str, Any], *, after: Optional[int] = None, _erasure_writer: bool = False) -> AppendResult:
+    def append(self, step: dict[str, Any], *, after: Optional[int] = None, _erasure_writer: bool = False,
+               _unless_after: Optional[Callable[[dict[str, Any]], bool]] = None) -> AppendResult:
         """Appends one step; returns {seq, step_id, step_hash, prev_hash, ts} once it is as durable as the mode
         promises. `after` names the seq the step must follow (HEAD_MOVED when the chain ends elsewhere, §17).
-        `_erasure_writer`: the erasure record erase() appends, the one step of kind "erasure" a v3 journal takes."""
-        return self.append_many([step], after=after, _erasure_writer=_erasure_writer)[0]
+        `_erasure_writer`: the erasure record erase() appends, the one step of kind "erasure" a v3 journal takes;
+        `_unless_after`: with `after`, the chain may have moved past it by records this does not refuse, read under
+        the lock (ERASURE.md §4 step 4)."""
+        return self.append_many([step], after=after, _erasure_writer=_erasure_writer, _unless_after=_unless_after)[0]
 
-    def append_many(self, steps: Iterable[dict[str, Any]], *, after: Optional[int] = None, _erasure_writer: bool = False) -> list[AppendResult]:
+    def append_many(self, steps: Iterable[dict[str, Any]], *, after: Optional[int] = None, _erasure_writer: bool = False,
+                    _unless_after: Optional[Callable[[dict[str, Any]], bool]] = None) -> list[AppendResult]:
         """Appends steps as one unit: all or none."""
         self._open_for_writing()
         prepared = [self._prepare(s, _erasure_writer) for s in steps]
 
+        def moved_past_freely() -> bool:
+            if _unless_after is None or after is None or not -1 <= after < self._last_seq or self._last_seq - after > MOST_LINES_SINCE:
+                return False
+            return not any(_unless_after(r) for r in self.read(after + 1, self._last_seq))
+
         def commit() -> list[AppendResult]:
-            if after is not None and after != self._last_seq:
+            if after is not None and after != self._last_seq and not moved_past_freely():
                 raise StoreError("HEAD_MOVED", f"the step was to follow seq {after}, but the chain ends at seq {self._last_seq}")
             results: list[AppendResult] = []
             lines: list[tuple[int, bytes]] = []
