@@ -20,6 +20,8 @@ APPROVAL_GRANTED = "approval.granted"
 APPROVAL_DENIED = "approval.denied"
 APPROVAL_KINDS = (APPROVAL_REQUESTED, APPROVAL_GRANTED, APPROVAL_DENIED)
 STATEMENT_TYPE = "stepchain-approval/v2"  # what a writer signs: the request bound by its step hash alone (§3)
+# Notices, and problems, of the approval check listed at most; the rest are counted (§5; src/approval/findings.ts).
+MOST_KEPT = 1000
 STATEMENT_TYPE_V1 = "stepchain-approval/v1"  # written before statement v2: also names the request's unsalted digest (§3.1)
 PAYLOAD_TYPE = "application/vnd.stepchain.approval+json"
 RESERVED = "$stepchain:"
@@ -467,7 +469,20 @@ class ApprovalLedger:
     partial: bool = False
     pins: dict[str, Optional[str]] = field(default_factory=dict)
     requests: dict[str, _Request] = field(default_factory=dict)
+    # The requests by presented form (the first), and by presented tool name (each, in chain order; a name that is an
+    # object or array equals no other record's, as the TypeScript verifier compares them): a scan of every request per
+    # call made n requests and n calls n² steps (outsider I).
+    by_form: dict[str, tuple[str, "_Request"]] = field(default_factory=dict)
+    by_tool: dict[Any, list[tuple[str, "_Request"]]] = field(default_factory=dict)
+    # Per tool, its requests not yet marked by a same-tool call: each is marked once (its call never stops having run).
+    to_mark: dict[Any, list["_Request"]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # Findings counted and not listed past MOST_KEPT notices or problems (§5; src/approval/findings.ts).
+    kept_notices: int = 0
+    kept_problems: int = 0
+    dropped_notices: int = 0
+    dropped_problems: int = 0
+    dropped_code: str = "APPROVAL_MISSING"
     unpinned: dict[str, tuple[int, Optional[str]]] = field(default_factory=dict)
     # The latest ts read so far, in chain order: an effect is no earlier than a record before it (§5 step 3).
     latest: Optional[int] = None
@@ -500,6 +515,18 @@ class ApprovalLedger:
         return bool(self.requests)
 
     def _add(self, code: str, message: str, seq: int, fld: str, notice: bool = False) -> None:
+        if notice:
+            if self.kept_notices >= MOST_KEPT:
+                self.dropped_notices += 1
+                return
+            self.kept_notices += 1
+        elif self.kept_problems >= MOST_KEPT:
+            if self.dropped_problems == 0:
+                self.dropped_code = code
+            self.dropped_problems += 1
+            return
+        else:
+            self.kept_problems += 1
         self.findings.append(Finding(code, message, seq, fld, notice))
 
     def record(self, r: dict[str, Any]) -> None:
@@ -588,7 +615,7 @@ class ApprovalLedger:
             if isinstance(call.get("name"), str):
                 self.ran_tools.setdefault(json.dumps(call["name"]), (eid, seq, str(r.get("kind"))))
             return False
-        for rid, req in self.requests.items():
+        for rid, req in [self.by_form[form]] if form in self.by_form else []:
             if req.form is not None and req.form == form:
                 self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
                           f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
@@ -610,9 +637,15 @@ class ApprovalLedger:
         """A call of a presented tool, naming no request, that is not the presented call (§5 step 4): a notice per request
         presenting that tool; one with no effect found is marked unchecked, one whose call ran keeps its effect (one grant,
         one effect: the call may have run again)."""
-        for rid, req in self.requests.items():
-            if req.input is None or req.input["presented"]["name"] != name:
-                continue
+        hashable = name is None or isinstance(name, (str, int, float, bool))
+        same = self.by_tool.get(name, []) if hashable else []
+        for req in self.to_mark.pop(name, []) if hashable else []:
+            if (req.effect or req.ran_before or req.claimed) is None:
+                req.unchecked = True
+        if self.kept_notices >= MOST_KEPT:
+            self.dropped_notices += len(same)
+            return
+        for rid, req in same:
             head = (f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs tool {json.dumps(name)}, naming no request, with arguments other "
                     "than (or not comparable with) those")
             ran = req.effect or req.ran_before or req.claimed
@@ -621,7 +654,6 @@ class ApprovalLedger:
                 msg = (f"{head} approval request {json.dumps(rid)} (seq {req.seq}) presented, whose call already ran at seq {ran[1]}: one "
                        "grant authorises one effect, and whether this runs that call again in another form is not checked")
             else:
-                req.unchecked = True
                 msg = (f"{head} {state} approval request {json.dumps(rid)} (seq {req.seq}) presented: whether it is that call in another "
                        f"form is not checked, so \"{'not executed' if state == 'granted' else 'never executed'}\" is not proven")
             self._add("APPROVAL_UNCHECKED", msg, seq, "tool_call", True)
@@ -654,6 +686,12 @@ class ApprovalLedger:
         req = _Request(seq, str(r.get("step_hash")), given, hidden, form=form, unchecked=hidden,
                        expires_at=_expiry_in_hand(r.get("input")) if hidden else None if given is None else given["expires_at"])
         self.requests[rid] = req
+        if form is not None:
+            self.by_form.setdefault(form, (rid, req))
+        tool = given["presented"]["name"] if given is not None else None
+        if given is not None and (tool is None or isinstance(tool, (str, int, float, bool))):
+            self.by_tool.setdefault(tool, []).append((rid, req))
+            self.to_mark.setdefault(tool, []).append(req)
         if form is not None:
             req.claimed = self.named_ahead.get(digest_utf8(form))
         early = None if form is None else self.ran.get(digest_utf8(form))
@@ -881,6 +919,13 @@ class ApprovalLedger:
     def finish(self) -> list[Finding]:
         """The findings once the chain is read: problems (and notices) in chain order, then a notice per unpinned approver."""
         out = list(self.findings)
+        last = out[-1].seq if out else 0
+        if self.dropped_problems:
+            out.append(Finding(self.dropped_code, f"{self.dropped_problems} more approval problems like those above are not listed (the first "
+                               f"{MOST_KEPT} are)", last, "meta", False))
+        if self.dropped_notices:
+            out.append(Finding("APPROVAL_UNCHECKED", f"{self.dropped_notices} more approval notices like those above are not listed (the "
+                               f"first {MOST_KEPT} are)", last, "meta", True))
         for keyid, (seq, name) in self.unpinned.items():
             calling = "" if name is None else f" (calling itself {json.dumps(name)})"
             out.append(Finding("APPROVER_UNPINNED", f"decisions signed by key {keyid}{calling} are intact but not authenticated: pin the "

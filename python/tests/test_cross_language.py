@@ -403,3 +403,22 @@ def test_python_refuses_what_typescript_refuses_in_a_v3_run(tmp_path, what, step
     j.close()
     assert getattr(refused.value, "code", None) == code, str(refused.value)
     assert _bucket_lines(tmp_path / "j") == before
+
+
+def test_many_requests_of_one_tool_list_the_same_notices_in_both_languages(tmp_path):
+    """n requests of a tool and n calls of it with other arguments: n² pairs, each a notice (APPROVALS.md §5 step 4);
+    both verifiers list the first 1 000 and count the rest, the same way (outsider I: n = 4 000 ran out of memory)."""
+    path = str(tmp_path / "j")
+    ts("init", path, "--run", "--format", "v3")
+    n = 60
+    steps = [{"kind": "approval.requested", "step_id": f"req-{i}", "ref": None,
+              "input": {"presented": {"name": "t", "arguments": {"i": i}}, "expires_at": None}} for i in range(n)]
+    steps += [{"kind": "step", "step_id": f"st-{i}", "tool_call": {"name": "t", "arguments": {"x": i}}} for i in range(n)]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps), "utf-8")
+    ts("append", path, "-f", str(tmp_path / "s.jsonl"), "--jsonl")
+    r = verify_journal_dir(path)
+    py = [(w.code, w.message) for w in r.notices if w.code == "APPROVAL_UNCHECKED"]
+    assert r.ok and len(py) == 1001 and py[-1][1] == f"{n * n - 1000} more approval notices like those above are not listed (the first 1000 are)"
+    doc = ts_verify(path)
+    ts_notices = [(w["code"], w["message"]) for w in doc["report"]["warnings"] if w["code"] == "APPROVAL_UNCHECKED"]
+    assert ts_notices == py

@@ -4,14 +4,15 @@
  * journal into a finding), and each may have used any grant decided before it and unused: a later effect for
  * such a grant is unchecked too (never a clean "executed"), and a writer refuses to begin one. Pure.
  */
-import type { ApprovalFinding, RequestState } from './ledger-types.js';
+import type { Findings } from './findings.js';
+import type { RequestState } from './ledger-types.js';
 
 export class HiddenStarts {
   private readonly ids = new Set<string>();
   /** Per request id: the first hidden-meta start after its grant, which may have used it. */
   private readonly usedBy = new Map<string, number>();
 
-  constructor(private readonly findings: ApprovalFinding[]) {}
+  constructor(private readonly findings: Findings) {}
 
   /** A start at `seq` whose meta is not in hand. */
   started(id: string, seq: number, requests: ReadonlyMap<string, RequestState>): void {

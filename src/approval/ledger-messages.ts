@@ -39,23 +39,6 @@ export const extraMembersMessage = (id: string, seq: number, rid: string, extra:
 export const unnamedMessage = (kind: unknown, id: string, seq: number, rid: string, requestSeq: number): string =>
   `seq ${seq}: ${String(kind)} ${JSON.stringify(id)} runs the call presented by approval request ${JSON.stringify(rid)} (seq ${requestSeq}) without naming it (meta.approval): a call that was put to an approver is begun only for its granted request`;
 
-/**
- * The requests that presented tool `name` (§5 step 4), for a call of that tool naming no request that is not the
- * presented call (other arguments, or arguments that cannot be compared): it may be that call in another form.
- * A request with no effect found is marked unchecked ("never executed" or "not executed" is then not proven); one
- * whose call ran keeps its effect, and the notice says the call may have run again (one grant, one effect). Not a
- * problem: a tool may need approval for some calls only.
- */
-export function sameTool(requests: Map<string, RequestState>, name: unknown): [string, RequestState][] {
-  const out: [string, RequestState][] = [];
-  for (const [rid, req] of requests) {
-    if (req.input === null || req.input.presented.name !== name) continue;
-    if (ranFor(req) === null) req.unchecked = true;
-    out.push([rid, req]);
-  }
-  return out;
-}
-
 /** The record found running a request's call: its effect, one before it, or one begun for it that did not count. */
 export const ranFor = (req: RequestState): { id: string; seq: number } | null =>
   req.effect ?? req.ranBefore ?? req.claimed;

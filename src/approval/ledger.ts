@@ -35,6 +35,8 @@ import type {
 import * as says from './ledger-messages.js';
 import * as effects from './effect-messages.js';
 import { entryOf } from './ledger-types.js';
+import { Findings } from './findings.js';
+import { RequestIndex } from './request-index.js';
 export type {
   ApprovalProblemCode,
   ApprovalNoticeCode,
@@ -49,7 +51,8 @@ const isObj = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 
 export class ApprovalLedger {
   private readonly requests = new Map<string, RequestState>();
-  private readonly findings: ApprovalFinding[] = [];
+  private readonly index = new RequestIndex();
+  private readonly findings = new Findings();
   /** Starts whose meta is withheld or erased, and the grants they may have used (§5 step 5). */
   readonly hidden = new HiddenStarts(this.findings);
   private readonly pins = new Map<string, string | null>();
@@ -190,6 +193,7 @@ export class ApprovalLedger {
       claimed: null,
     };
     this.requests.set(id, state);
+    this.index.add(id, state, form, input?.presented.name);
     // A start that named a request not yet made, with this call, was begun for it: reported there, named here (§6).
     if (form !== null) state.claimed = this.namedAhead.get(form) ?? null;
     const early = form === null ? undefined : this.ran.find(form);
@@ -317,14 +321,14 @@ export class ApprovalLedger {
       if (typeof call.name === 'string') this.ran.rememberTool(JSON.stringify(call.name), id, seq, String(r.kind));
       return false;
     }
-    for (const [rid, req] of this.requests) {
-      if (req.form === form) {
-        // It ran: the verdict says so (executed here), never "never executed"; one that ran before it comes first (§6).
-        if (req.effect === null && req.ranBefore === null) req.effect = { id, seq };
-        if (r.kind === 'tool.started') this.begun.set(id, form);
-        this.add('APPROVAL_MISSING', says.unnamedMessage(r.kind, id, seq, rid, req.seq), seq, 'meta');
-        return true;
-      }
+    const presented = this.index.presenting(form)[0];
+    if (presented !== undefined) {
+      const [rid, req] = presented;
+      // It ran: the verdict says so (executed here), never "never executed"; one that ran before it comes first (§6).
+      if (req.effect === null && req.ranBefore === null) req.effect = { id, seq };
+      if (r.kind === 'tool.started') this.begun.set(id, form);
+      this.add('APPROVAL_MISSING', says.unnamedMessage(r.kind, id, seq, rid, req.seq), seq, 'meta');
+      return true;
     }
     // The same tool as a denied or undecided request, with other arguments: not proven another call (§5 step 4);
     // an outcome of a start whose call was compared is reported as carrying another call instead.
@@ -335,7 +339,10 @@ export class ApprovalLedger {
 
   /** A call of a presented tool, naming no request, that is not the presented call (§5 step 4): a notice per request. */
   private sameToolNotices(r: Rec, seq: number, id: string, name: unknown): void {
-    for (const [rid, req] of says.sameTool(this.requests, name))
+    this.index.markSameTool(name);
+    const same = this.index.presentingTool(name);
+    if (this.findings.noticesFull) return this.findings.countNotices(same.length);
+    for (const [rid, req] of same)
       this.add('APPROVAL_UNCHECKED', says.sameToolMessage(r.kind, id, seq, rid, req), seq, 'tool_call', true);
   }
 
@@ -455,7 +462,7 @@ export class ApprovalLedger {
 
   /** The requests that presented the call of compared form `form` (an effect naming an unknown request). */
   private presentedBy(form: string | null): RequestState[] {
-    return form === null ? [] : [...this.requests.values()].filter((r) => r.form === form);
+    return this.index.presenting(form).map(([, r]) => r);
   }
 
   /** Whether request `id` is in the prefix a fork copied from its parent: it authorises no effect in the fork (§5 step 3). */
@@ -468,7 +475,8 @@ export class ApprovalLedger {
   presenting(name: unknown, args: unknown): ApprovalEntry | undefined {
     const form = callForm(name, args);
     if (form === null) return undefined;
-    for (const [id, req] of this.requests) if (req.form === form) return this.entry(id, req);
+    const first = this.index.presenting(form)[0];
+    if (first !== undefined) return this.entry(first[0], first[1]);
     return undefined;
   }
 
@@ -501,7 +509,7 @@ export class ApprovalLedger {
 
   /** The findings once the chain is read: problems, then a notice per unpinned approver. */
   finish(): ApprovalFinding[] {
-    const out = [...this.findings];
+    const out = this.findings.all();
     for (const [keyid, u] of this.unpinned) {
       out.push({
         code: 'APPROVER_UNPINNED',

@@ -82,10 +82,14 @@ function movedPastFreely(
 ): boolean {
   const after = group.after!;
   const unless = group.unlessAfter;
-  if (unless === undefined || since === undefined || after > seq || after + 1 < since.from) return false;
-  for (let s = after + 1; s <= Math.min(seq, tailSeq); s++) {
-    const text = since.texts[s - since.from];
-    if (text === undefined || unless(text)) return false;
+  if (unless === undefined || after > seq) return false;
+  // The committed lines since (none when only this batch's earlier groups moved the chain), then the batch's.
+  if (after < tailSeq) {
+    if (since === undefined || after + 1 < since.from) return false;
+    for (let s = after + 1; s <= tailSeq; s++) {
+      const text = since.texts[s - since.from];
+      if (text === undefined || unless(text)) return false;
+    }
   }
   for (const l of batchLines) if (l.seq > after && unless(l.text.slice(0, -1))) return false;
   return true;
