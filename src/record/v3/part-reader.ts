@@ -23,6 +23,23 @@ import {
   type PartSource,
 } from './parts.js';
 
+/** Elements of flattened lists a reader keeps (about 8 bytes each: the elements are shared, not copied). */
+const LISTS_HELD = 1 << 22;
+
+/**
+ * One resolution expands at most this many references, and part files of at most this many bytes in all, a
+ * part counted each time it is expanded (PARTS.md §10).
+ */
+export const MAX_EXPANDED_REFS = 1 << 20;
+export const MAX_EXPANDED_BYTES = 2 ** 30;
+
+/** What one resolution may still expand: shared by every reference inside it. */
+interface ExpansionBudget {
+  refs: number;
+  bytes: number;
+}
+const newBudget = (): ExpansionBudget => ({ refs: MAX_EXPANDED_REFS, bytes: MAX_EXPANDED_BYTES });
+
 /**
  * Resolves part references against a source, checking each part on first use (PARTS.md §9): size, F,
  * shape, and with `deep` its address. Each part is fetched and checked once per reader, however many
@@ -30,7 +47,15 @@ import {
  */
 export class PartReader {
   private readonly files = new Map<string, PartFile>();
+  /** The values of value and media parts (a media part's base64), by address. */
   private readonly values = new Map<string, Json>();
+  /**
+   * Lists flattened when a value was asked for, by address, kept while they hold at most LISTS_HELD elements in
+   * all (the oldest let go first). Each level of a base chain kept its own flattened copy before, so a chain of n
+   * lists held n²/2 elements: `verify` of one record over 32 000 of them ran out of memory (outsider I).
+   */
+  private readonly lists = new Map<string, Json[]>();
+  private listsHeld = 0;
   private readonly elements = new Map<string, Uint8Array[]>();
 
   constructor(
@@ -78,7 +103,7 @@ export class PartReader {
       );
     const f = parsePartFile(got);
     if (typeof f === 'string') throw new PartError('PART_CORRUPT', `${where}: its file ${f}`, ref.digest, loc);
-    if (f.kind === 'list') await this.listElements(f, ref, site);
+    if (f.kind === 'list') await this.checkChain(f, ref, site);
     else if (this.options.deep) {
       const a = addressOf(f, () => null);
       if (a !== ref.digest)
@@ -95,10 +120,12 @@ export class PartReader {
     return f;
   }
 
-  /** A list's flattened elements, base chain first (iterative: a 40-turn chat has a chain of 80 lists). */
-  private async listElements(f: Extract<PartFile, { kind: 'list' }>, ref: PartRef, site: PartSite): Promise<Json[]> {
+  /**
+   * Checks a list's base chain down to a part already checked or a value part (iterative: a 40-turn chat has a
+   * chain of 80 lists); with `deep`, each list's address from its base's elements. Flattens nothing (listValue).
+   */
+  private async checkChain(f: Extract<PartFile, { kind: 'list' }>, ref: PartRef, site: PartSite): Promise<void> {
     const chain: { file: Extract<PartFile, { kind: 'list' }>; ref: PartRef }[] = [{ file: f, ref }];
-    let bottom: Json[] | undefined;
     for (let cur = f; ;) {
       if (chain.length > MAX_BASE_CHAIN)
         throw new PartError(
@@ -107,12 +134,9 @@ export class PartReader {
           ref.digest,
           siteLoc(site),
         );
-      const known = this.values.get(cur.base.digest);
-      if (known !== undefined) {
-        bottom = known as Json[];
-        break;
-      }
-      const next = this.files.get(cur.base.digest) ?? (await this.fetchOnly(cur.base, site));
+      const known = this.files.get(cur.base.digest);
+      if (known !== undefined && known.kind !== 'media') break;
+      const next = known ?? (await this.fetchOnly(cur.base, site));
       if (next.kind === 'media')
         throw new PartError(
           'PART_CORRUPT',
@@ -128,23 +152,29 @@ export class PartReader {
             ref.digest,
             siteLoc(site),
           );
-        bottom = next.value;
         this.noteElements(cur.base.digest, next);
+        next.address = cur.base.digest;
         this.files.set(cur.base.digest, next);
-        this.values.set(cur.base.digest, next.value);
         break;
       }
       chain.push({ file: next, ref: cur.base });
       cur = next;
     }
-    let list = bottom;
+    const base = this.files.get(chain[chain.length - 1]!.file.base.digest);
+    if (base?.kind === 'value' && !Array.isArray(base.value))
+      throw new PartError(
+        'PART_CORRUPT',
+        `part ${ref.digest}: a base in its chain is not a list`,
+        ref.digest,
+        siteLoc(site),
+      );
     for (let i = chain.length - 1; i >= 0; i--) {
       const c = chain[i]!;
       if (this.options.deep) {
         const seed = seedFromHex(c.file.seed);
-        const base = this.elements.get(c.file.base.digest);
-        if (seed !== null && base !== undefined) {
-          const made = listAddress(base, c.file.tail, seed);
+        const baseElements = this.elements.get(c.file.base.digest);
+        if (seed !== null && baseElements !== undefined) {
+          const made = listAddress(baseElements, c.file.tail, seed);
           if (made.address !== c.ref.digest)
             throw new PartError(
               'PART_ADDRESS_MISMATCH',
@@ -155,10 +185,39 @@ export class PartReader {
           this.elements.set(c.ref.digest, made.elements);
         }
       }
-      list = [...list, ...c.file.tail];
-      this.values.set(c.ref.digest, list);
       c.file.address = c.ref.digest;
       this.files.set(c.ref.digest, c.file);
+    }
+  }
+
+  /** A checked list's elements, base chain first: flattened once, down to the nearest list flattened before. */
+  private listValue(address: string): Json[] {
+    const held = this.lists.get(address);
+    if (held !== undefined) return held;
+    const tails: Json[][] = [];
+    let bottom: Json[] = [];
+    for (let at = address; ;) {
+      const f = this.files.get(at)!;
+      if (f.kind !== 'list') {
+        bottom = f.kind === 'value' && Array.isArray(f.value) ? f.value : [];
+        break;
+      }
+      tails.push(f.tail);
+      const known = this.lists.get(f.base.digest);
+      if (known !== undefined) {
+        bottom = known;
+        break;
+      }
+      at = f.base.digest;
+    }
+    const list = bottom.slice();
+    for (let i = tails.length - 1; i >= 0; i--) for (const e of tails[i]!) list.push(e);
+    this.lists.set(address, list);
+    this.listsHeld += list.length;
+    for (const [a, l] of this.lists) {
+      if (this.listsHeld <= LISTS_HELD || a === address) break;
+      this.lists.delete(a);
+      this.listsHeld -= l.length;
     }
     return list;
   }
@@ -201,25 +260,35 @@ export class PartReader {
   /** The part a reference names, checked, and the value it stands for with the references inside it in place. */
   async shallow(ref: PartRef, site: PartSite): Promise<{ file: PartFile; value: Json }> {
     const f = await this.file(ref, site);
-    const value = f.kind === 'media' ? base64Of(f.raw) : f.kind === 'value' ? f.value : this.values.get(ref.digest)!;
+    const value = f.kind === 'media' ? base64Of(f.raw) : f.kind === 'value' ? f.value : this.listValue(ref.digest);
     return { file: f, value };
   }
 
   /** The value a reference stands for, with every nested reference resolved (and each part checked). */
-  async value(ref: PartRef, site: PartSite, depth = 0): Promise<Json> {
-    const cached = this.values.get(ref.digest);
-    if (cached !== undefined && this.files.has(ref.digest)) return this.resolve(cached, site, depth + 1);
-    const f = await this.file(ref, site);
+  async value(ref: PartRef, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
+    // A part may be referenced again and again inside another: a few files of 200 bytes stood for 2^d values at
+    // depth d, and `stepchain show` of one record ran for minutes and out of memory (outsider I).
+    if (--budget.refs < 0 || (budget.bytes -= ref.size) < 0)
+      throw new PartError(
+        'PART_CORRUPT',
+        `part references at ${site.path === '' ? 'the root' : site.path} expand more than ${MAX_EXPANDED_REFS} references or ${MAX_EXPANDED_BYTES} bytes of parts (parts referenced again and again inside one another): not expanded (PARTS.md §10)`,
+        ref.digest,
+        siteLoc(site),
+        'the record was made to stand for more than any reader expands; verify checks its parts one by one',
+      );
+    const f = this.files.get(ref.digest) ?? (await this.file(ref, site));
     let v: Json;
-    if (f.kind === 'media') v = base64Of(f.raw);
-    else if (f.kind === 'value') v = f.value;
-    else v = this.values.get(ref.digest)!;
-    this.values.set(ref.digest, v);
-    return this.resolve(v, site, depth + 1);
+    if (f.kind === 'list') v = this.listValue(ref.digest);
+    else {
+      const cached = this.values.get(ref.digest);
+      v = cached ?? (f.kind === 'media' ? base64Of(f.raw) : f.value);
+      if (cached === undefined) this.values.set(ref.digest, v);
+    }
+    return this.resolve(v, site, depth + 1, budget);
   }
 
-  /** `v` with every part reference inside replaced by its value. */
-  async resolve(v: Json, site: PartSite, depth = 0): Promise<Json> {
+  /** `v` with every part reference inside replaced by its value (at most MAX_EXPANDED_REFS and _BYTES of them). */
+  async resolve(v: Json, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
     if (v === null || typeof v !== 'object') return v;
     if (depth > MAX_PART_DEPTH)
       throw new PartError(
@@ -229,11 +298,11 @@ export class PartReader {
         siteLoc(site),
       );
     const ref = partRefOf(v);
-    if (ref !== null) return this.value(ref, site, depth);
+    if (ref !== null) return this.value(ref, site, depth, budget);
     if (Array.isArray(v)) {
       const out: Json[] = [];
       for (let i = 0; i < v.length; i++)
-        out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth));
+        out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth, budget));
       return out;
     }
     const out: Record<string, Json> = {};
@@ -242,6 +311,7 @@ export class PartReader {
         v[k]!,
         { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` },
         depth,
+        budget,
       );
       // Defined, not assigned: a member named "__proto__" (legal JSON, kept by JSON.parse) would otherwise become the prototype and vanish from show and log.
       if (k === '__proto__')

@@ -80,13 +80,15 @@ export class PartError extends StepchainError<PartProblemCode> {
     message: string,
     readonly address: string,
     location: { seq?: number; path?: string; file?: string } = {},
+    hint?: string,
   ) {
     super(code, message, {
       location,
       hint:
-        code === 'PART_MISSING'
+        hint ??
+        (code === 'PART_MISSING'
           ? "restore the journal's parts from a backup, or the receipt from its source"
-          : 'restore this part from a backup; the record that references it is intact',
+          : 'restore this part from a backup; the record that references it is intact'),
     });
   }
 }

@@ -85,7 +85,7 @@ export async function* readLineBatches(
 ): AsyncGenerator<RawLine[]> {
   const chunkBytes = reading.chunkBytes ?? CHUNK;
   const fh = await openBucket(path);
-  const buffers = reading.reuse ? [Buffer.allocUnsafeSlow(chunkBytes), Buffer.allocUnsafeSlow(chunkBytes)] : null;
+  const buffers = reading.reuse ? [spareBuffer(chunkBytes), spareBuffer(chunkBytes)] : null;
   let turn = 0;
   /** The read at `at`, into the buffer the caller does not hold; null past `reading.end`. */
   const readAt = (at: number): Promise<Buffer> | null => {
@@ -121,7 +121,22 @@ export async function* readLineBatches(
     // A caller that stops early leaves a read in flight: it ends (or fails, unread) before the file closes.
     await next?.catch(() => undefined);
     await fh.close();
+    // The caller has done with the lines read into them (reuse's contract): the next bucket reads into the same.
+    for (const b of buffers ?? []) if (spare.length < SPARE_MOST) spare.push(b);
   }
+}
+
+/**
+ * Read buffers a reusing reader (ReadOptions.reuse) gives back when it ends, for the next: a journal of many small
+ * buckets allocated two new 256 KiB buffers per bucket, and verify of 32 000 one-line buckets spent a third of
+ * its time collecting them (27 s against 0.3 s for the same lines in one bucket: outsider I).
+ */
+const spare: Buffer[] = [];
+const SPARE_MOST = 4;
+
+function spareBuffer(bytes: number): Buffer {
+  for (let i = spare.length - 1; i >= 0; i--) if (spare[i]!.length === bytes) return spare.splice(i, 1)[0]!;
+  return Buffer.allocUnsafeSlow(bytes);
 }
 
 /** A read on this thread (ReadOptions.sync), answered after one turn of the event loop; its error, as a rejection. */
