@@ -25,8 +25,9 @@ from .lock import JournalLock, LockError
 DEFAULT_BUCKET_BYTES = 64 * 1024 * 1024
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 DEFAULT_WINDOW = 10_000
-# How far past its `after` a chain may have moved for `_unless_after` to read the records since (the TypeScript
-# store's MOST_LINES_SINCE): beyond, HEAD_MOVED, and the writer reads afresh.
+# How far past its `after` a chain may have moved for `_unless_after` to read the records since: beyond, HEAD_MOVED,
+# and the writer reads afresh. Lower than the TypeScript store's (which tests lines as they stream): `read` parses
+# the records it returns, held together.
 MOST_LINES_SINCE = 10_000
 MAX_VALUE_DEPTH = 100
 PENDING_NAME = ".batch-pending.json"

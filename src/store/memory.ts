@@ -236,7 +236,7 @@ class MemoryJournal implements Journal {
     const tail = s.lines.length - 1;
     const since: LinesSince | undefined =
       unlessAfter !== undefined && after! < tail && tail - after! <= MOST_LINES_SINCE
-        ? { from: after! + 1, texts: s.lines.slice(after! + 1) }
+        ? new Map([[groups[0]!, s.lines.slice(after! + 1).some(unlessAfter)]])
         : undefined;
     const batch = sequenceBatch(groups, { seq: tail, hash: s.hash }, known, formatTimestamp(new Date()), since);
     const outcome = batch.outcomes[0]!;

@@ -11,7 +11,7 @@ import { UNLESS_AFTER, type WriterAppendOptions } from '../../src/store/append.j
 import { FileStore } from '../../src/store/file/store.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { MOST_LINES_SINCE } from '../../src/store/sequencer.js';
+import { MOST_LINES_SINCE, linesSince, type Group } from '../../src/store/sequencer.js';
 import type { Journal, Store } from '../../src/store/types.js';
 import { postgresHarness } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -82,9 +82,23 @@ describe.each(STORES)('%s store', (_name, make) => {
   });
 });
 
-test(`a chain more than MOST_LINES_SINCE (${MOST_LINES_SINCE}) past \`after\` is not read: HEAD_MOVED`, async () => {
-  const j = await new MemoryStore().create('far', { format: 'stepchain/v1' });
-  await j.appendMany(Array.from({ length: MOST_LINES_SINCE + 2 }, (_, i) => ({ input: i })));
-  expect(await code(j.append({ input: 'x' }, unless(0, '"refused"')))).toBe('HEAD_MOVED');
-  expect((await j.append({ input: 'x' }, unless(1, '"refused"'))).seq).toBe(MOST_LINES_SINCE + 2);
+test(`a chain more than MOST_LINES_SINCE (${MOST_LINES_SINCE}) past \`after\` is not read: the group is HEAD_MOVED`, async () => {
+  const reads: [number, number][] = [];
+  const read = async function* (from: number, to: number): AsyncGenerator<string> {
+    reads.push([from, to]);
+    for (let s = from; s <= to; s++) yield s === 7 ? 'refused' : 'other';
+  };
+  const group = (after: number): Group => ({ steps: [], after, unlessAfter: (l) => l === 'refused' });
+  expect(await linesSince([group(0)], MOST_LINES_SINCE + 1, read)).toBeUndefined();
+  expect(reads).toEqual([]);
+  // Within the bound, the lines are tested as they are read: each group from its own `after`.
+  const [early, late] = [group(3), group(7)];
+  const since = await linesSince([early, late], 20, read);
+  expect(reads).toEqual([[4, 20]]);
+  expect([since?.get(early), since?.get(late)]).toEqual([true, false]);
+  // A reader that stops short (a row missing) leaves every group unread: HEAD_MOVED.
+  const short = async function* (): AsyncGenerator<string> {
+    yield 'other';
+  };
+  expect((await linesSince([group(3)], 20, short))?.size).toBe(0);
 });

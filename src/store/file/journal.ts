@@ -208,10 +208,8 @@ export class FileJournal implements Journal {
   }
 
   /** Lines `from`..`to` (committed, up to the tail this writer holds the lock at), as texts: what linesSince reads. */
-  private async textsUnderLock(from: number, to: number): Promise<string[]> {
-    const texts: string[] = [];
-    for await (const l of this.lines({ from, to })) texts.push(l.text);
-    return texts;
+  private async *textsUnderLock(from: number, to: number): AsyncGenerator<string> {
+    for await (const l of this.lines({ from, to })) yield l.text;
   }
 
   /**

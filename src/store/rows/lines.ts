@@ -137,18 +137,16 @@ export function clashError(id: string, seq: number, cause: unknown): StoreError 
  * Lines `from`..`to` as texts, page by page, read in the writer's own transaction under the journal's lock: what
  * a batch's `unlessAfter` groups read (sequencer.ts linesSince). Stops short where a row is missing.
  */
-export async function rowTexts(page: PageReader, from: number, to: number): Promise<string[]> {
-  const texts: string[] = [];
+export async function* rowTexts(page: PageReader, from: number, to: number): AsyncGenerator<string> {
   for (let next = from; next <= to;) {
     const rows = await page(next, to);
-    if (rows.length === 0) break;
+    if (rows.length === 0) return;
     for (const row of rows) {
-      if (row.seq !== next) return texts;
-      texts.push(row.line);
+      if (row.seq !== next) return;
+      yield row.line;
       next++;
     }
   }
-  return texts;
 }
 
 /**
