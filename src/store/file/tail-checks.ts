@@ -115,3 +115,21 @@ export function refuseCacheAhead(paths: JournalPaths, cached: number, tail: numb
     ),
   );
 }
+
+/**
+ * Whether a tail kept between holds of the lock still stands where it was read: the line of its bucket ending at
+ * its known length is the step it knows (its seq and step_hash). Its bucket being the same file (inode) is not
+ * enough: an erasure replaces a bucket by rename, and the file system may give a later replacement the inode an
+ * earlier one freed, so a writer trusted a length from another layout and read from inside a line — a false
+ * JOURNAL_CORRUPT ("not JSON") for appends beside concurrent erases (outsider J). Each hold pays one read of the
+ * last line; a tail that does not hold is read afresh.
+ */
+export async function tailLineHolds(
+  paths: JournalPaths,
+  tail: { bucket: number; size: number; seq: number; hash: string | null },
+): Promise<boolean> {
+  if (tail.size === 0) return true; // a bucket not yet written: the last line is in the one before, not read from here
+  if (tail.hash === null) return false;
+  const line = await readLineEndingAt(paths.bucket(tail.bucket), tail.size, MAX_LINE_BYTES).catch(() => null);
+  return line !== null && new RegExp(`"seq":${tail.seq}[,}]`).test(line) && line.includes(`"step_hash":"${tail.hash}"`);
+}

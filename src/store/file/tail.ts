@@ -15,7 +15,7 @@ import { copyFrom, fsyncDir, isNotFound, readRegular, sizeOf, writeFileAtomic } 
 import { MAX_HEAD_BYTES, bucketFirstSeq, bucketName, parseHead, serializeHead, type JournalPaths } from './layout.js';
 import { readLastLine, readLines, seekLinesBack, type RawLine } from './lines.js';
 import { checkPending, readPending, rollBackPending } from './batch.js';
-import { checkLastBuckets, checkLastLines, refuseCacheAhead, refuseDeepLine, type ReadLine } from './tail-checks.js';
+import * as checks from './tail-checks.js';
 
 /** Truncating a bucket never follows a symbolic link planted in its place. */
 const REWRITE_FLAGS = constants.O_RDWR | constants.O_NOFOLLOW;
@@ -50,15 +50,12 @@ export async function listBuckets(paths: JournalPaths): Promise<number[]> {
 export class Tail {
   /** Null until read, and again after anything went wrong: the next holder reads it afresh. */
   state: TailState | null = null;
-  /**
-   * The tail bucket's inode when the state was last read (erasure, ERASURE.md §4): an erasure replaces a
-   * bucket by rename, so a kept state whose bucket is another file now is read afresh, never trusted.
-   */
+  /** The tail bucket's inode when last read (ERASURE.md §4): another file now (an erasure's rename) is read afresh. */
   private seen: { bucket: number; ino: number } | null = null;
   /** The first seq from which the index holds every step read since (Infinity: none); see `window`. */
   private windowFrom = Infinity;
   /** On a first read (§9 step 2), the last two lines parsed, checked whole when the read is done; else null. */
-  private lastRead: ReadLine[] | null = null;
+  private lastRead: checks.ReadLine[] | null = null;
 
   /**
    * The idempotency index the sequencer asks (§10). A first read of the tail reads only the chain's last two
@@ -96,7 +93,10 @@ export class Tail {
         await rollBackPending(this.paths.dir, this.paths, pending, this.durableHead);
         this.state = null;
       }
-      if (this.state !== null && !(await this.sameBucketFile(this.state.bucket))) this.state = null;
+      const kept = this.state;
+      const holds =
+        kept !== null && (await this.sameBucketFile(kept.bucket)) && (await checks.tailLineHolds(this.paths, kept));
+      if (!holds) this.state = null;
       await this.read();
       this.seen = await this.inodeOf(this.state!.bucket);
     } catch (e) {
@@ -122,7 +122,7 @@ export class Tail {
     try {
       this.lastRead = [];
       await this.firstRead();
-      checkLastLines(this.lastRead, formatOf(this.genesis));
+      checks.checkLastLines(this.lastRead, formatOf(this.genesis));
       await this.repairHeadCache(); // after the checks: a refused chain keeps its cache as it was
     } catch (e) {
       this.state = null; // the next holder reads and checks it afresh
@@ -134,7 +134,7 @@ export class Tail {
 
   private async firstRead(): Promise<void> {
     const buckets = await listBuckets(this.paths);
-    await checkLastBuckets(this.paths, buckets);
+    await checks.checkLastBuckets(this.paths, buckets);
     this.index.clear();
     this.windowFrom = Infinity;
     if (buckets.length === 0) {
@@ -308,7 +308,7 @@ export class Tail {
       );
     };
     if (raw.tooLong) return corrupt(`the line is longer than ${MAX_LINE_BYTES} bytes`);
-    refuseDeepLine(raw.bytes, path, seq - tail.bucket + 1, seq);
+    checks.refuseDeepLine(raw.bytes, path, seq - tail.bucket + 1, seq);
     let rec: Record<string, unknown>;
     try {
       rec = JSON.parse(raw.bytes.toString('utf8')) as Record<string, unknown>;
@@ -376,7 +376,7 @@ export class Tail {
       if (present) await unlink(this.paths.head).catch(() => {});
       return;
     }
-    if (cached !== null) refuseCacheAhead(this.paths, cached.seq, tail.seq, this.durableHead);
+    if (cached !== null) checks.refuseCacheAhead(this.paths, cached.seq, tail.seq, this.durableHead);
     if (cached?.seq !== tail.seq || cached.step_hash !== tail.hash) await this.writeHeadCache();
   }
 
