@@ -55,6 +55,18 @@ STATEMENT_MEMBERS_V1 = sorted([*STATEMENT_RULES, "digest"])
 _INSTANT = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?Z\Z")
 
 
+def _tool_key(name: Any) -> Optional[tuple[str, Any]]:
+    """A presented tool name as the TypeScript verifier compares it (`===`): a string, number, boolean or null by
+    value (true is not 1, 1.0 is 1), and None for an object or array, which equals no other record's."""
+    if name is None:
+        return ("null", None)
+    if isinstance(name, bool):
+        return ("bool", name)
+    if isinstance(name, (int, float)):
+        return ("number", float(name))
+    return ("string", name) if isinstance(name, str) else None
+
+
 def instant(v: Any) -> Optional[int]:
     """A UTC timestamp read as milliseconds since the epoch, or None (times compare as instants, §5)."""
     m = _INSTANT.match(v) if isinstance(v, str) else None
@@ -473,9 +485,9 @@ class ApprovalLedger:
     # object or array equals no other record's, as the TypeScript verifier compares them): a scan of every request per
     # call made n requests and n calls n² steps (outsider I).
     by_form: dict[str, tuple[str, "_Request"]] = field(default_factory=dict)
-    by_tool: dict[Any, list[tuple[str, "_Request"]]] = field(default_factory=dict)
+    by_tool: dict[tuple[str, Any], list[tuple[str, "_Request"]]] = field(default_factory=dict)
     # Per tool, its requests not yet marked by a same-tool call: each is marked once (its call never stops having run).
-    to_mark: dict[Any, list["_Request"]] = field(default_factory=dict)
+    to_mark: dict[tuple[str, Any], list["_Request"]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     # Findings counted and not listed past MOST_KEPT notices or problems (§5; src/approval/findings.ts).
     kept_notices: int = 0
@@ -615,17 +627,18 @@ class ApprovalLedger:
             if isinstance(call.get("name"), str):
                 self.ran_tools.setdefault(json.dumps(call["name"]), (eid, seq, str(r.get("kind"))))
             return False
-        for rid, req in [self.by_form[form]] if form in self.by_form else []:
-            if req.form is not None and req.form == form:
-                self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
-                          f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
-                          "begun only for its granted request", seq, "meta")
-                # Unless it ran before the request too: the verdict names that first record (§6).
-                if req.effect is None and req.ran_before is None:
-                    req.effect = (eid, seq)
-                if r.get("kind") == "tool.started":
-                    self.begun[eid] = form
-                return True
+        presented = self.by_form.get(form)
+        if presented is not None:
+            rid, req = presented
+            self._add("APPROVAL_MISSING", f"seq {seq}: {r.get('kind')} {json.dumps(eid)} runs the call presented by approval request "
+                      f"{json.dumps(rid)} (seq {req.seq}) without naming it (meta.approval): a call that was put to an approver is "
+                      "begun only for its granted request", seq, "meta")
+            # Unless it ran before the request too: the verdict names that first record (§6).
+            if req.effect is None and req.ran_before is None:
+                req.effect = (eid, seq)
+            if r.get("kind") == "tool.started":
+                self.begun[eid] = form
+            return True
         # The same tool as a request's, with other arguments: not proven another call (§5 step 4); an outcome of a start
         # whose call was compared is reported as carrying another call instead.
         if same_tool:
@@ -637,9 +650,9 @@ class ApprovalLedger:
         """A call of a presented tool, naming no request, that is not the presented call (§5 step 4): a notice per request
         presenting that tool; one with no effect found is marked unchecked, one whose call ran keeps its effect (one grant,
         one effect: the call may have run again)."""
-        hashable = name is None or isinstance(name, (str, int, float, bool))
-        same = self.by_tool.get(name, []) if hashable else []
-        for req in self.to_mark.pop(name, []) if hashable else []:
+        key = _tool_key(name)
+        same = self.by_tool.get(key, []) if key is not None else []
+        for req in self.to_mark.pop(key, []) if key is not None else []:
             if (req.effect or req.ran_before or req.claimed) is None:
                 req.unchecked = True
         if self.kept_notices >= MOST_KEPT:
@@ -688,10 +701,10 @@ class ApprovalLedger:
         self.requests[rid] = req
         if form is not None:
             self.by_form.setdefault(form, (rid, req))
-        tool = given["presented"]["name"] if given is not None else None
-        if given is not None and (tool is None or isinstance(tool, (str, int, float, bool))):
-            self.by_tool.setdefault(tool, []).append((rid, req))
-            self.to_mark.setdefault(tool, []).append(req)
+        key = _tool_key(given["presented"]["name"]) if given is not None else None
+        if key is not None:
+            self.by_tool.setdefault(key, []).append((rid, req))
+            self.to_mark.setdefault(key, []).append(req)
         if form is not None:
             req.claimed = self.named_ahead.get(digest_utf8(form))
         early = None if form is None else self.ran.get(digest_utf8(form))

@@ -184,7 +184,8 @@ def _erase_at_head(journal: Journal, seq: int, pointer: str, reason: str, by: Op
             if not moved:
                 raise
             for r in moved:
-                if _erasure_input(r) is not None and _erasure_input(r)["target"] == seq:  # type: ignore[index]
+                i = _erasure_input(r)
+                if i is not None and i["target"] == seq:
                     return None
                 sid = r.get("step_id")
                 if isinstance(sid, str) and sid.startswith(name):
