@@ -6,16 +6,16 @@
 import type { Json } from '../../canonical/json.js';
 import { digestBytes } from '../../canonical/sha256.js';
 import { seedFromHex } from './commit.js';
+import { newBudget, Resolution, type ExpansionBudget } from './part-resolve.js';
 import {
   addressOf,
   base64Of,
   listAddress,
   MAX_BASE_CHAIN,
   MAX_PART_BYTES,
-  MAX_PART_DEPTH,
   parsePartFile,
   PartError,
-  partRefOf,
+  partMarker,
   siteLoc,
   type PartFile,
   type PartRef,
@@ -25,20 +25,6 @@ import {
 
 /** Elements of flattened lists a reader keeps (about 8 bytes each: the elements are shared, not copied). */
 const LISTS_HELD = 1 << 22;
-
-/**
- * One resolution expands at most this many references, and part files of at most this many bytes in all, a
- * part counted each time it is expanded (PARTS.md §10).
- */
-export const MAX_EXPANDED_REFS = 1 << 20;
-export const MAX_EXPANDED_BYTES = 2 ** 30;
-
-/** What one resolution may still expand: shared by every reference inside it. */
-interface ExpansionBudget {
-  refs: number;
-  bytes: number;
-}
-const newBudget = (): ExpansionBudget => ({ refs: MAX_EXPANDED_REFS, bytes: MAX_EXPANDED_BYTES });
 
 /**
  * Resolves part references against a source, checking each part on first use (PARTS.md §9): size, F,
@@ -57,6 +43,12 @@ export class PartReader {
   private readonly lists = new Map<string, Json[]>();
   private listsHeld = 0;
   private readonly elements = new Map<string, Uint8Array[]>();
+  private readonly resolution = new Resolution({
+    files: this.files,
+    values: this.values,
+    listValue: (address) => this.listValue(address),
+    file: (ref, site) => this.file(ref, site),
+  });
 
   constructor(
     private readonly source: PartSource,
@@ -265,60 +257,16 @@ export class PartReader {
   }
 
   /** The value a reference stands for, with every nested reference resolved (and each part checked). */
-  async value(ref: PartRef, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
-    // A part may be referenced again and again inside another: a few files of 200 bytes stood for 2^d values at
-    // depth d, and `stepchain show` of one record ran for minutes and out of memory (outsider I).
-    if (--budget.refs < 0 || (budget.bytes -= ref.size) < 0)
-      throw new PartError(
-        'PART_CORRUPT',
-        `part references at ${site.path === '' ? 'the root' : site.path} expand more than ${MAX_EXPANDED_REFS} references or ${MAX_EXPANDED_BYTES} bytes of parts (parts referenced again and again inside one another): not expanded (PARTS.md §10)`,
-        ref.digest,
-        siteLoc(site),
-        'the record was made to stand for more than any reader expands; verify checks its parts one by one',
-      );
-    const f = this.files.get(ref.digest) ?? (await this.file(ref, site));
-    let v: Json;
-    if (f.kind === 'list') v = this.listValue(ref.digest);
-    else {
-      const cached = this.values.get(ref.digest);
-      v = cached ?? (f.kind === 'media' ? base64Of(f.raw) : f.value);
-      if (cached === undefined) this.values.set(ref.digest, v);
-    }
-    return this.resolve(v, site, depth + 1, budget);
+  value(ref: PartRef, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
+    return this.resolution.resolve(partMarker(ref), site, depth, budget);
   }
 
-  /** `v` with every part reference inside replaced by its value (at most MAX_EXPANDED_REFS and _BYTES of them). */
-  async resolve(v: Json, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
-    if (v === null || typeof v !== 'object') return v;
-    if (depth > MAX_PART_DEPTH)
-      throw new PartError(
-        'PART_CORRUPT',
-        `part references nest deeper than ${MAX_PART_DEPTH} at ${site.path}`,
-        '',
-        siteLoc(site),
-      );
-    const ref = partRefOf(v);
-    if (ref !== null) return this.value(ref, site, depth, budget);
-    if (Array.isArray(v)) {
-      const out: Json[] = [];
-      for (let i = 0; i < v.length; i++)
-        out.push(await this.resolve(v[i]!, { ...site, path: `${site.path}/${i}` }, depth, budget));
-      return out;
-    }
-    const out: Record<string, Json> = {};
-    for (const k of Object.keys(v)) {
-      const value = await this.resolve(
-        v[k]!,
-        { ...site, path: `${site.path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}` },
-        depth,
-        budget,
-      );
-      // Defined, not assigned: a member named "__proto__" (legal JSON, kept by JSON.parse) would otherwise become the prototype and vanish from show and log.
-      if (k === '__proto__')
-        Object.defineProperty(out, k, { value, enumerable: true, writable: true, configurable: true });
-      else out[k] = value;
-    }
-    return out;
+  /**
+   * `v` with every part reference inside replaced by its value (at most MAX_EXPANDED_REFS and _BYTES of them),
+   * a copy of its own: nothing in it is shared with another value this reader gave out.
+   */
+  resolve(v: Json, site: PartSite, depth = 0, budget: ExpansionBudget = newBudget()): Promise<Json> {
+    return this.resolution.resolve(v, site, depth, budget);
   }
 }
 

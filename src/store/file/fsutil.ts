@@ -5,7 +5,7 @@
  * any name there (test/store/special-files.test.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { lstat, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { StoreError, ioError } from '../errors.js';
 import { basename, dirname, join } from 'node:path';
@@ -28,28 +28,62 @@ export async function openRegular(
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const st = await handle.stat();
-    if (!st.isFile()) {
-      const what = st.isFIFO()
-        ? 'a FIFO'
-        : st.isDirectory()
-          ? 'a directory'
-          : st.isCharacterDevice() || st.isBlockDevice()
-            ? 'a device'
-            : st.isSocket()
-              ? 'a socket'
-              : 'not a regular file';
-      throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: NOT_REGULAR, path });
-    }
-    if (st.size > maxBytes) {
-      throw Object.assign(new Error(`${path} holds ${st.size} bytes, more than the ${maxBytes} such a file may hold`), {
-        code: TOO_LARGE,
-        path,
-      });
-    }
+    refuseIrregular(path, st, maxBytes);
     return { handle, size: st.size };
   } catch (e) {
     await handle.close();
     throw e;
+  }
+}
+
+/** openRegular's refusals: anything but a regular file (ENOTREGULAR), or one over `maxBytes` (ETOOLARGE). */
+function refuseIrregular(path: string, st: Stats, maxBytes: number): void {
+  if (!st.isFile()) {
+    const what = st.isFIFO()
+      ? 'a FIFO'
+      : st.isDirectory()
+        ? 'a directory'
+        : st.isCharacterDevice() || st.isBlockDevice()
+          ? 'a device'
+          : st.isSocket()
+            ? 'a socket'
+            : 'not a regular file';
+    throw Object.assign(new Error(`${path} is ${what}, not a regular file`), { code: NOT_REGULAR, path });
+  }
+  if (st.size > maxBytes) {
+    throw Object.assign(new Error(`${path} holds ${st.size} bytes, more than the ${maxBytes} such a file may hold`), {
+      code: TOO_LARGE,
+      path,
+    });
+  }
+}
+
+/**
+ * The whole of a regular file of at most `maxBytes`, or its size alone where that is not `expected`: openRegular and readExactly
+ * without the event loop, for the many small files a reader takes one after another (parts). Through
+ * fs/promises each file cost four trips through libuv's pool (open, fstat, read, close), and `stepchain log` of
+ * a 4 000-turn conversation waited on them about half of its time.
+ */
+export function readRegularSync(
+  path: string,
+  maxBytes = Number.POSITIVE_INFINITY,
+  expected?: number,
+): { bytes: Uint8Array } | { size: number } {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    refuseIrregular(path, st, maxBytes);
+    if (expected !== undefined && st.size !== expected) return { size: st.size };
+    const out = new Uint8Array(st.size);
+    let got = 0;
+    while (got < out.length) {
+      const n = readSync(fd, out, got, out.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { bytes: got === out.length ? out : out.subarray(0, got) };
+  } finally {
+    closeSync(fd);
   }
 }
 

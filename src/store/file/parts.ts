@@ -10,7 +10,16 @@ import { join } from 'node:path';
 import { StoreError, ioError } from '../errors.js';
 import type { FoundPart, PartPayload, PartStore } from '../parts.js';
 import { ADDRESS_RE, INDEX_KEY_RE, keyOfHex, newKeyHex } from '../parts.js';
-import { NOT_REGULAR, errorCode, fsyncDir, isNotFound, openRegular, readExactly, writeFileAtomic } from './fsutil.js';
+import {
+  NOT_REGULAR,
+  errorCode,
+  fsyncDir,
+  isNotFound,
+  openRegular,
+  readExactly,
+  readRegularSync,
+  writeFileAtomic,
+} from './fsutil.js';
 
 export const PARTS_DIR = 'parts';
 const INDEX_DIR = 'index';
@@ -49,9 +58,9 @@ export class FilePartStore implements PartStore {
 
   async get(address: string, size?: number): Promise<FoundPart> {
     const path = this.pathOf(address);
-    let opened;
+    let read;
     try {
-      opened = await openRegular(path);
+      read = readRegularSync(path, Number.POSITIVE_INFINITY, size);
     } catch (e) {
       if (isNotFound(e)) return null;
       // Planted under the part's name, or in place of its folder: the journal's content is damaged, as with a
@@ -61,15 +70,7 @@ export class FilePartStore implements PartStore {
         return { unreadable: `${path} cannot be read as a part's file (${code}: ${(e as Error).message})` };
       throw ioError('reading part', path, e);
     }
-    try {
-      if (size !== undefined && opened.size !== size) return { size: opened.size };
-      const bytes = await readExactly(opened.handle, opened.size);
-      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    } catch (e) {
-      throw ioError('reading part', path, e);
-    } finally {
-      await opened.handle.close();
-    }
+    return 'bytes' in read ? read.bytes : read;
   }
 
   async has(address: string): Promise<boolean> {
@@ -113,21 +114,17 @@ export class FilePartStore implements PartStore {
   async lookup(indexKey: string): Promise<string | null> {
     if (!INDEX_KEY_RE.test(indexKey)) return null;
     const path = join(this.root, INDEX_DIR, indexKey.slice(0, 2), indexKey.slice(2));
-    let opened;
+    let read;
     try {
-      opened = await openRegular(path, INDEX_FILE_BYTES);
+      read = readRegularSync(path, INDEX_FILE_BYTES);
     } catch (e) {
       if (isNotFound(e)) return null;
       throw ioError('reading part index', path, e);
     }
-    try {
-      const text = (await readExactly(opened.handle, opened.size)).toString('utf8');
-      // A damaged index entry costs a second copy of a value, never a wrong reference: the writer checks
-      // the part it finds (PartWriter), and an entry that is not an address is no entry.
-      return ADDRESS_RE.test(text) ? text : null;
-    } finally {
-      await opened.handle.close();
-    }
+    // A damaged index entry costs a second copy of a value, never a wrong reference: the writer checks
+    // the part it finds (PartWriter), and an entry that is not an address is no entry.
+    const text = 'bytes' in read ? Buffer.from(read.bytes).toString('utf8') : '';
+    return ADDRESS_RE.test(text) ? text : null;
   }
 
   async delete(address: string): Promise<void> {
