@@ -51,6 +51,9 @@ class PartReader:
         self.parts: dict[str, _Part] = {}
         self.values: dict[str, Any] = {}
         self.elements: dict[str, list[bytes]] = {}  # a list's element digests under the seeds that made them (deep)
+        # The file digest and size each address was checked against: every later reference to it must name the
+        # same (§9 step 3); a second reference with another file or size was read as the first one's part.
+        self.checked_as: dict[str, tuple[str, int]] = {}
 
     def resolve(self, value: Any, seq: Optional[int], path: str = "", depth: int = 0) -> Any:
         if isinstance(value, list):
@@ -65,6 +68,7 @@ class PartReader:
         if not is_reference(ref):
             raise PartError("MARKER_INVALID", 'a part reference is {"$stepchain:part":{"digest":A,"file":F,"size":Z}}', "", at)
         address = ref[PART_MARKER]["digest"]
+        self._same_as_checked(ref[PART_MARKER], at)
         if address in self.values:
             return self.values[address]
         if depth >= MAX_NESTING:
@@ -106,6 +110,7 @@ class PartReader:
             raise PartError("PART_CORRUPT", "a list's base is not a well-formed part reference", "", at)
         body = ref[PART_MARKER]
         address, size = body["digest"], body["size"]
+        self._same_as_checked(body, at)
         if address in self.parts:
             return self.parts[address]
         if size > MAX_PART_BYTES:
@@ -120,7 +125,14 @@ class PartReader:
             raise PartError("PART_CORRUPT", f"part {address}'s file does not hash to {body['file']}: it was altered", address, at)
         part = _parse(got, address, at)
         self.parts[address] = part
+        self.checked_as[address] = (body["file"], size)
         return part
+
+    def _same_as_checked(self, body: dict[str, Any], at: dict[str, Any]) -> None:
+        known = self.checked_as.get(body["digest"])
+        if known is not None and known != (body["file"], body["size"]):
+            raise PartError("PART_CORRUPT", f"part {body['digest']}: this reference says a file of {body['size']} bytes hashing to "
+                            f"{body['file']}; the part is {known[1]} bytes hashing to {known[0]}, as another reference says", body["digest"], at)
 
     def _check_address(self, ref: dict[str, Any], at: dict[str, Any]) -> None:
         address = ref[PART_MARKER]["digest"]

@@ -87,10 +87,11 @@ export async function generate() {
   const cases = [];
   const value = await valid('value-part', 'a member value of 256 bytes or more is a part; the slot holds its reference', [{ input: { url: 'https://example.org/a', page: LONG } }]);
   cases.push(value);
-  cases.push(await valid('shared-part', 'the same value in two steps (a tool result, then the message that carries it) is one part referenced twice', [
+  const shared = await valid('shared-part', 'the same value in two steps (a tool result, then the message that carries it) is one part referenced twice', [
     { result: { text: LONG } },
     { prompt: [{ role: 'tool', content: LONG }] },
-  ]));
+  ]);
+  cases.push(shared);
   const list = await valid('list-base', 'a prompt that extends the previous one is a list part whose base is the previous list: its file holds only the new message', [
     { prompt: [{ role: 'user', content: 'Summarize the page. '.repeat(8) }, { role: 'assistant', content: 'Reading it. '.repeat(10) }] },
     { prompt: [{ role: 'user', content: 'Summarize the page. '.repeat(8) }, { role: 'assistant', content: 'Reading it. '.repeat(10) }, { role: 'user', content: 'Shorter, please.' }] },
@@ -126,6 +127,9 @@ export async function generate() {
     const f = parsePartFile(new Uint8Array(Buffer.from(p[second.digest], 'base64')));
     delete p[f.base.digest];
     s.splice(0, 1, {});
+  }));
+  cases.push(await mutated('reference-disagrees', 'the part referenced twice, its second reference naming a file one byte longer: every reference is held to the file digest and size its address was checked as (§9 step 3), so the second is PART_CORRUPT where it stands, though the part and the first reference are intact', shared, (s) => {
+    s[1].prompt[0].content['$stepchain:part'].size += 1;
   }));
   // The shared vector shape (vectors/README.md): each case's result is invalid when either tier refuses it.
   const shaped = cases.map((c) => ({ id: c.id, comment: c.comment, result: c.expected.fast.result === 'valid' && c.expected.deep.result === 'valid' ? 'valid' : 'invalid', ...Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'id' && k !== 'comment')) }));

@@ -136,8 +136,12 @@ export async function collectParts(
       const stack: PartRef[] = [ref];
       while (stack.length > 0) {
         const r = stack.pop()!;
-        if (found.has(r.digest)) continue;
         try {
+          if (found.has(r.digest)) {
+            // Listed once; this reference must still name its file digest and size (PARTS.md §9 step 3).
+            reader.held(r, { seq: line.seq, path });
+            continue;
+          }
           const f = await reader.file(r, { seq: line.seq, path });
           found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
           for (const ref of partRefsOfFile(f)) stack.push(ref);

@@ -30,9 +30,13 @@ export async function verifyParts(
     const stack: { ref: PartRef; path: string }[] = [{ ref, path }];
     while (stack.length > 0 && problems.length < MAX_PART_PROBLEMS) {
       const { ref: r, path: p } = stack.pop()!;
-      if (seen.has(r.digest)) continue;
-      seen.add(r.digest);
       try {
+        if (seen.has(r.digest)) {
+          // Checked at its first reference; this one must name the same file digest and size (§9 step 3).
+          reader.held(r, { seq, path: p });
+          continue;
+        }
+        seen.add(r.digest);
         const f = await reader.file(r, { seq, path: p });
         for (const inner of partRefsOfFile(f)) stack.push({ ref: inner, path: p });
       } catch (e) {
@@ -95,7 +99,10 @@ export function partsOfJournal(
           const stack: PartRef[] = [ref];
           while (stack.length > 0) {
             const r = stack.pop()!;
-            if (seen.has(r.digest)) continue;
+            if (seen.has(r.digest)) {
+              reader.held(r, { seq, path }); // the same file digest and size as its first reference (§9 step 3)
+              continue;
+            }
             seen.add(r.digest);
             const f = await reader.file(r, { seq, path });
             stack.push(...partRefsOfFile(f));

@@ -43,11 +43,19 @@ export class PartReader {
   private readonly lists = new Map<string, Json[]>();
   private listsHeld = 0;
   private readonly elements = new Map<string, Uint8Array[]>();
+  /**
+   * The file digest and size each checked address was checked against: every later reference to the address
+   * must name the same (PARTS.md §9 step 3). Returned from the cache unchecked, a second reference with another
+   * file digest or size was read as the first one's part, and verify, log and export took it (outsider K).
+   */
+  private readonly checkedAs = new Map<string, { file: string; size: number }>();
   private readonly resolution = new Resolution({
     files: this.files,
     values: this.values,
     listValue: (address) => this.listValue(address),
     file: (ref, site) => this.file(ref, site),
+    held: (ref, site) => this.held(ref, site),
+    sizeOf: (address) => this.checkedAs.get(address)!.size,
   });
 
   constructor(
@@ -62,7 +70,7 @@ export class PartReader {
 
   /** Fetches and checks the part a reference names; PartError when it is missing or not that part. */
   async file(ref: PartRef, site: PartSite): Promise<PartFile> {
-    const done = this.files.get(ref.digest);
+    const done = this.held(ref, site);
     if (done !== undefined) return done;
     const loc = site.seq === undefined ? { path: site.path } : { seq: site.seq, path: site.path };
     const where = `part ${ref.digest} (${site.seq === undefined ? '' : `seq ${site.seq} `}at ${site.path === '' ? 'the root' : site.path})`;
@@ -107,8 +115,7 @@ export class PartReader {
         );
       this.noteElements(ref.digest, f);
     }
-    f.address = ref.digest;
-    this.files.set(ref.digest, f);
+    this.keep(ref, f);
     return f;
   }
 
@@ -126,7 +133,7 @@ export class PartReader {
           ref.digest,
           siteLoc(site),
         );
-      const known = this.files.get(cur.base.digest);
+      const known = this.held(cur.base, site);
       if (known !== undefined && known.kind !== 'media') break;
       const next = known ?? (await this.fetchOnly(cur.base, site));
       if (next.kind === 'media')
@@ -145,8 +152,7 @@ export class PartReader {
             siteLoc(site),
           );
         this.noteElements(cur.base.digest, next);
-        next.address = cur.base.digest;
-        this.files.set(cur.base.digest, next);
+        this.keep(cur.base, next);
         break;
       }
       chain.push({ file: next, ref: cur.base });
@@ -177,9 +183,33 @@ export class PartReader {
           this.elements.set(c.ref.digest, made.elements);
         }
       }
-      c.file.address = c.ref.digest;
-      this.files.set(c.ref.digest, c.file);
+      this.keep(c.ref, c.file);
     }
+  }
+
+  /**
+   * The part an address was checked as, once this reference names the same file digest and size as the one it
+   * was checked against (PART_CORRUPT otherwise); undefined when the address is not checked yet.
+   */
+  held(ref: PartRef, where: PartSite | (() => PartSite)): PartFile | undefined {
+    const done = this.files.get(ref.digest);
+    if (done === undefined) return undefined;
+    const as = this.checkedAs.get(ref.digest)!;
+    if (as.file === ref.file && as.size === ref.size) return done;
+    const site = typeof where === 'function' ? where() : where;
+    throw new PartError(
+      'PART_CORRUPT',
+      `part ${ref.digest} (${site.seq === undefined ? '' : `seq ${site.seq} `}at ${site.path === '' ? 'the root' : site.path}): this reference says a file of ${ref.size} bytes hashing to ${ref.file}; the part is ${as.size} bytes hashing to ${as.file}, as another reference says`,
+      ref.digest,
+      siteLoc(site),
+      'references to one part that disagree: this record, an earlier one, or the part was altered; compare them with a backup',
+    );
+  }
+
+  private keep(ref: PartRef, f: PartFile): void {
+    f.address = ref.digest;
+    this.files.set(ref.digest, f);
+    this.checkedAs.set(ref.digest, { file: ref.file, size: ref.size });
   }
 
   /** A checked list's elements, base chain first: flattened once, down to the nearest list flattened before. */

@@ -5,6 +5,7 @@
  * MAX_PART_DEPTH deep. Pure.
  */
 import type { Json } from '../../canonical/json.js';
+import { MAX_RECORD_DEPTH } from '../../canonical/limits.js';
 import {
   base64Of,
   MAX_PART_DEPTH,
@@ -22,7 +23,14 @@ import {
  * part counted each time it is expanded (PARTS.md §10).
  */
 export const MAX_EXPANDED_REFS = 1 << 20;
-export const MAX_EXPANDED_BYTES = 2 ** 30;
+export const MAX_EXPANDED_BYTES = 2 ** 28;
+/**
+ * A resolved value nests at most this deep (the value itself counting as 1): a record nests at most
+ * MAX_RECORD_DEPTH with itself (FORMAT §6.3), so a value in one of its slots at most one less. Parts that each
+ * nested within the limit made a value 33 × 120 deep, and a reader's copy and every printer after it ran out of
+ * stack (outsider K).
+ */
+export const MAX_RESOLVED_NESTING = MAX_RECORD_DEPTH - 1;
 
 /** What one resolution may still expand: shared by every reference inside it. */
 export interface ExpansionBudget {
@@ -39,8 +47,12 @@ export interface ResolvedParts {
   readonly values: Map<string, Json>;
   /** A checked list's elements, base chain first. */
   listValue(address: string): Json[];
+  /** The size of a checked part's file, by address. */
+  sizeOf(address: string): number;
   /** Fetches and checks a part (and a list's base chain); PartError when it is missing or not that part. */
   file(ref: PartRef, site: PartSite): Promise<PartFile>;
+  /** The part checked already, once this reference names it as its first one did (PartError if not); else undefined. */
+  held(ref: PartRef, site: PartSite | (() => PartSite)): PartFile | undefined;
 }
 
 /** The resolutions of one reader: what it walked is remembered across them (see `load`). */
@@ -52,6 +64,8 @@ export class Resolution {
   private readonly walked = new Map<string, number>();
   /** Checked lists' element counts, by address (a tail element's index in the list is its base's count on). */
   private readonly lengths = new Map<string, number>();
+  /** Checked lists' bytes with their base chains', by address: what expanding one costs the budget. */
+  private readonly chainBytes = new Map<string, number>();
 
   constructor(private readonly parts: ResolvedParts) {}
 
@@ -95,9 +109,10 @@ export class Resolution {
       if (depth > MAX_PART_DEPTH) throw tooDeep(site, at);
       const ref = partRefOf(v);
       if (ref !== null) {
+        // Every reference is held to the part's file digest and size, walked or not.
+        const f = this.parts.held(ref, () => siteAt(site, at)) ?? (await this.parts.file(ref, siteAt(site, at)));
         const seen = this.walked.get(ref.digest);
         if (seen !== undefined && depth <= seen) continue;
-        const f = this.parts.files.get(ref.digest) ?? (await this.parts.file(ref, siteAt(site, at)));
         if (f.kind === 'list') {
           if (depth + 1 > MAX_PART_DEPTH) throw tooDeep(site, at);
           this.walkList(ref.digest, depth, at, stack);
@@ -159,11 +174,39 @@ export class Resolution {
     return n;
   }
 
+  /** A checked list's file size and its base chain's, down to the value part at its bottom. */
+  private bytesWithBases(address: string): number {
+    const known = this.chainBytes.get(address);
+    if (known !== undefined) return known;
+    const chain: string[] = [];
+    let n = 0;
+    for (let at = address; ;) {
+      const held = this.chainBytes.get(at);
+      if (held !== undefined) {
+        n = held;
+        break;
+      }
+      const f = this.parts.files.get(at)!;
+      if (f.kind !== 'list') {
+        n = this.parts.sizeOf(at);
+        break;
+      }
+      chain.push(at);
+      at = f.base.digest;
+    }
+    for (let i = chain.length - 1; i >= 0; i--) {
+      n += this.parts.sizeOf(chain[i]!);
+      this.chainBytes.set(chain[i]!, n);
+    }
+    return n;
+  }
+
   /** The resolved copy of `v`, every part it reaches loaded (`load`); `path` is where `v` is, below `site`. */
   private copy(v: Json, depth: number, budget: ExpansionBudget, site: PartSite, path: (string | number)[]): Json {
     if (v === null || typeof v !== 'object') return v;
     if (depth > MAX_PART_DEPTH) throw tooDeep(site, nodeOf(path));
     if (Array.isArray(v)) {
+      if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
       const out: Json[] = [];
       for (let i = 0; i < v.length; i++) {
         path.push(i);
@@ -178,7 +221,10 @@ export class Resolution {
     if (ref !== null) {
       // A part may be referenced again and again inside another: a few files of 200 bytes stood for 2^d values at
       // depth d, and `stepchain show` of one record ran for minutes and out of memory (outsider I).
-      if (--budget.refs < 0 || (budget.bytes -= ref.size) < 0) {
+      // A list stands for its whole base chain: counted with it, as the list values it expands to hold them all. A
+      // chain of 2 000 lists referenced a million times was counted as a million small files, and ran out of memory.
+      const f = this.parts.files.get(ref.digest)!;
+      if (--budget.refs < 0 || (budget.bytes -= f.kind === 'list' ? this.bytesWithBases(ref.digest) : ref.size) < 0) {
         const here = siteAt(site, nodeOf(path));
         throw new PartError(
           'PART_CORRUPT',
@@ -188,7 +234,6 @@ export class Resolution {
           'the record was made to stand for more than any reader expands; verify checks its parts one by one',
         );
       }
-      const f = this.parts.files.get(ref.digest)!;
       let inner: Json;
       if (f.kind === 'list') inner = this.parts.listValue(ref.digest);
       else {
@@ -198,6 +243,7 @@ export class Resolution {
       }
       return this.copy(inner, depth + 1, budget, site, path);
     }
+    if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
     const out: Record<string, Json> = {};
     for (const k of keys) {
       path.push(k);
@@ -238,6 +284,16 @@ function siteAt(site: PartSite, at: PathNode | null): PartSite {
     keys.push(typeof n.key === 'number' ? String(n.key) : n.key.replace(/~/g, '~0').replace(/\//g, '~1'));
   const path = `${site.path}/${keys.reverse().join('/')}`;
   return site.seq === undefined ? { path } : { seq: site.seq, path };
+}
+
+function tooNested(site: PartSite, at: PathNode | null): PartError {
+  const here = siteAt(site, at);
+  return new PartError(
+    'PART_CORRUPT',
+    `the value at ${here.path === '' ? 'the root' : here.path}, its parts expanded, nests deeper than ${MAX_RESOLVED_NESTING} (a record nests at most ${MAX_RECORD_DEPTH} deep with itself, FORMAT §6.3): not expanded (PARTS.md §10)`,
+    '',
+    siteLoc(here),
+  );
 }
 
 function tooDeep(site: PartSite, at: PathNode | null): PartError {

@@ -94,7 +94,9 @@ export class PartError extends StepchainError<PartProblemCode> {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a byte order mark is kept as U+FEFF, which no canonical text begins with (a decoder that dropped
+// it took a part file with one before its JSON: outsider K).
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const DIGEST_RE = /^sha256:[0-9a-f]{64}$/;
 const SEED_RE = /^[0-9a-f]{64}$/;
 

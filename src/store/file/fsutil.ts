@@ -59,10 +59,10 @@ function refuseIrregular(path: string, st: Stats, maxBytes: number): void {
 }
 
 /**
- * The whole of a regular file of at most `maxBytes`, or its size alone where that is not `expected`: openRegular and readExactly
- * without the event loop, for the many small files a reader takes one after another (parts). Through
- * fs/promises each file cost four trips through libuv's pool (open, fstat, read, close), and `stepchain log` of
- * a 4 000-turn conversation waited on them about half of its time.
+ * The whole of a regular file of at most `maxBytes`, or its size alone where that is not `expected`: openRegular
+ * and readExactly without the event loop, for the many small files a reader takes one after another (parts).
+ * Through fs/promises each file cost four trips through libuv's pool (open, fstat, read, close), and `stepchain
+ * log` of a 4 000-turn conversation waited on them about half of its time.
  */
 export function readRegularSync(
   path: string,
