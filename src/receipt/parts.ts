@@ -224,12 +224,14 @@ export class ReceiptParts {
     at: ProblemLocation,
     add: (code: PartProblemCode, message: string, at: ProblemLocation) => void,
   ): void {
-    if (this.referenced.has(ref.digest)) return;
-    this.referenced.set(ref.digest, { ref, at });
+    const first = !this.referenced.has(ref.digest);
+    if (first) this.referenced.set(ref.digest, { ref, at });
     const e = this.listed.get(ref.digest);
-    if (e === undefined)
-      add('PART_MISSING', `the reference names part ${ref.digest}, which the manifest does not list`, at);
-    else if (e.digest !== ref.file || e.size !== ref.size)
+    // Every reference, not only an address's first, is held to the listing (PARTS.md §9 step 3): a later one
+    // naming another size or digest passed unseen (outsider K).
+    if (e === undefined) {
+      if (first) add('PART_MISSING', `the reference names part ${ref.digest}, which the manifest does not list`, at);
+    } else if (e.digest !== ref.file || e.size !== ref.size)
       add(
         'PART_CORRUPT',
         `the reference records part ${ref.digest} as ${ref.size} bytes with digest ${ref.file}; the manifest lists ${e.size} bytes, ${e.digest}`,

@@ -179,3 +179,20 @@ test('F7: a byte order mark before a part file is not canonical JSON: PART_CORRU
   expect(verify.out).toMatch(/not canonical JSON/);
   expect(cli(['show', j.dir, '0']).rc).toBe(2);
 });
+
+test('F1 in a receipt: each reference is held to the manifest listing, not only the first reference to an address', async () => {
+  const { ReceiptParts } = await import('../../src/receipt/parts.js');
+  const address = sha('a part');
+  const listed = { address, digest: sha('its file'), size: 93 };
+  const line = (ref: Json): string => canonicalJsonTrusted({ input: ref, v: 3 });
+  const refTo = (size: number, file: string): Json => ({ '$stepchain:part': { digest: address, file, size } });
+  const found: { code: string; seq: number | undefined }[] = [];
+  const parts = new ReceiptParts([listed]);
+  parts.line(line(refTo(93, listed.digest)), 0, 'chain', (code, _m, at) => found.push({ code, seq: at.seq }));
+  parts.line(line(refTo(94, listed.digest)), 1, 'chain', (code, _m, at) => found.push({ code, seq: at.seq }));
+  parts.line(line(refTo(93, sha('another file'))), 2, 'chain', (code, _m, at) => found.push({ code, seq: at.seq }));
+  expect(found).toEqual([
+    { code: 'PART_CORRUPT', seq: 1 },
+    { code: 'PART_CORRUPT', seq: 2 },
+  ]);
+});
