@@ -68,11 +68,12 @@ class PartReader:
         if not is_reference(ref):
             raise PartError("MARKER_INVALID", 'a part reference is {"$stepchain:part":{"digest":A,"file":F,"size":Z}}', "", at)
         address = ref[PART_MARKER]["digest"]
+        # Before the cache: a part met first shallow and then 33 references deep is refused there too.
+        if depth >= MAX_NESTING:
+            raise PartError("PART_CORRUPT", f"references nest deeper than {MAX_NESTING} (PARTS.md §10)", address, at)
         self._same_as_checked(ref[PART_MARKER], at)
         if address in self.values:
             return self.values[address]
-        if depth >= MAX_NESTING:
-            raise PartError("PART_CORRUPT", f"references nest deeper than {MAX_NESTING} (PARTS.md §10)", address, at)
         part = self._load(ref, at)
         if part.kind == "media":
             out: Any = base64.b64encode(part.raw).decode("ascii")

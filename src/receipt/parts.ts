@@ -9,17 +9,18 @@
 import type { Json } from '../canonical/json.js';
 import { digestBytes } from '../canonical/sha256.js';
 import type { Problem, ProblemLocation } from '../chain/report.js';
-import type { StoredLine } from '../chain/source.js';
 import {
   MAX_PART_BYTES,
-  PartError,
+  MAX_PART_DEPTH,
+  partMarker,
   parsePartFile,
   partRefsIn,
   partRefsOfFile,
+  type PartFile,
   type PartRef,
   type PartSource,
 } from '../record/v3/parts.js';
-import { PartReader } from '../record/v3/part-reader.js';
+import { referenceDepth } from '../record/v3/part-depth.js';
 import {
   checkPublicPart,
   isPublicPartFile,
@@ -27,7 +28,6 @@ import {
   publicPartRefsIn,
   type PublicPartFile,
 } from '../record/v3/public-part.js';
-import { ReceiptError } from './errors.js';
 import { FatalProblem } from './problems.js';
 import type { TarEntry, TarReader } from './tar-reader.js';
 
@@ -98,7 +98,7 @@ function linePublicRefs(text: string): { address: string; path: string }[] {
 }
 
 /** Every reference in a stored line's part slots, with its JSON Pointer (a line that does not parse has none). */
-function lineRefs(text: string): { ref: PartRef; path: string }[] {
+export function lineRefs(text: string): { ref: PartRef; path: string }[] {
   // No reference's member name in the line (JCS writes it as this exact text): no second parse.
   if (!text.includes('"$stepchain:part"')) return [];
   let record: Record<string, Json>;
@@ -114,49 +114,6 @@ function lineRefs(text: string): { ref: PartRef; path: string }[] {
     if (v !== null && typeof v === 'object') for (const ref of partRefsIn(v, `/${slot}`)) out.push(ref);
   }
   return out;
-}
-
-/**
- * The writer's pass: every part the range's records reach, each fetched and checked once (size, file
- * digest, shape), sorted by address. A missing or damaged part stops the export: a receipt is only
- * written for a journal that verifies.
- */
-export async function collectParts(
-  lines: AsyncIterable<StoredLine>,
-  from: number,
-  to: number,
-  source: PartSource,
-): Promise<PartEntry[]> {
-  const reader = new PartReader(source);
-  const found = new Map<string, PartEntry>();
-  for await (const line of lines) {
-    if (line.seq < from) continue;
-    if (line.seq > to) break;
-    for (const { ref, path } of lineRefs(line.text)) {
-      const stack: PartRef[] = [ref];
-      while (stack.length > 0) {
-        const r = stack.pop()!;
-        try {
-          if (found.has(r.digest)) {
-            // Listed once; this reference must still name its file digest and size (PARTS.md §9 step 3).
-            reader.held(r, { seq: line.seq, path });
-            continue;
-          }
-          const f = await reader.file(r, { seq: line.seq, path });
-          found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
-          for (const ref of partRefsOfFile(f)) stack.push(ref);
-        } catch (e) {
-          if (e instanceof PartError)
-            throw new ReceiptError('CHAIN_INVALID', e.message, {
-              location: e.location,
-              hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
-            });
-          throw e;
-        }
-      }
-    }
-  }
-  return [...found.values()].sort((a, b) => (a.address < b.address ? -1 : 1));
 }
 
 /** Where a receipt's writer gets parts from: a journal with parts (a v3 journal of any store). */
@@ -176,6 +133,10 @@ export class ReceiptParts {
   private readonly came = new Set<string>();
   /** The first reference met for each address, where it was met. */
   private readonly referenced = new Map<string, { ref: PartRef; at: ProblemLocation }>();
+  /** The first reference of each address met in a record, where: how deep references nest is counted from there. */
+  private readonly fromRecords = new Map<string, ProblemLocation>();
+  /** Each private part entry that came, with only its references kept (what their nesting depth needs). */
+  private readonly shapes = new Map<string, PartFile>();
 
   /** A published receipt's public part files (REDACTION.md §13.10), checked deep at the end. */
   private readonly publicFiles = new Map<string, PublicPartFile>();
@@ -202,7 +163,10 @@ export class ReceiptParts {
       ...(seq === null ? {} : { seq }),
       path,
     });
-    for (const { ref, path } of lineRefs(text)) this.reference(ref, at(path), add);
+    for (const { ref, path } of lineRefs(text)) {
+      if (!this.fromRecords.has(ref.digest)) this.fromRecords.set(ref.digest, at(path));
+      this.reference(ref, at(path), add);
+    }
     for (const { address, path } of linePublicRefs(text)) this.publicReference(address, at(path), add);
   }
 
@@ -300,6 +264,10 @@ export class ReceiptParts {
     }
     this.came.add(address);
     for (const inner of partRefsOfFile(f)) this.reference(inner, { file: name }, add);
+    if (f.kind !== 'media') {
+      const refs = partRefsIn(f.kind === 'value' ? f.value : f.tail).map((r) => partMarker(r.ref));
+      this.shapes.set(address, f.kind === 'value' ? { ...f, value: refs } : { ...f, tail: refs });
+    }
   }
 
   /**
@@ -357,6 +325,17 @@ export class ReceiptParts {
   /** At the end: a listed part no reference reached, and a referenced part whose entry never came. */
   finish(add: (code: PartProblemCode | 'ENTRY_UNEXPECTED', message: string, at: ProblemLocation) => void): void {
     if (this.publicFiles.size > 0 || this.publicRefs.size > 0) this.checkPublic(add);
+    // References nest at most MAX_PART_DEPTH deep from a record (PARTS.md §10), as readers of the parts refuse.
+    const depths = new Map<string, number>();
+    for (const [address, at] of this.fromRecords) {
+      const depth = referenceDepth(address, this.shapes, depths);
+      if (depth > MAX_PART_DEPTH)
+        add(
+          'PART_CORRUPT',
+          `part ${address}: part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
+          at,
+        );
+    }
     for (const [address, { at }] of this.referenced) {
       if (this.listed.has(address) && !this.came.has(address))
         add('PART_MISSING', `part ${address} is referenced here but its entry is missing or damaged`, at);

@@ -37,7 +37,8 @@ import {
   type ReceiptManifest,
 } from './manifest.js';
 import { EXPORTER } from './version.js';
-import { collectParts, PARTS_MEMBER, type PartEntry } from './parts.js';
+import { collectParts } from './parts-collect.js';
+import { PARTS_MEMBER, type PartEntry } from './parts.js';
 import type { PartSource } from '../record/v3/parts.js';
 
 export interface ReceiptWriterInput {

@@ -6,7 +6,15 @@
  */
 import type { Json } from '../canonical/json.js';
 import type { Problem } from '../chain/report.js';
-import { PartError, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import {
+  MAX_PART_DEPTH,
+  PartError,
+  partRefsIn,
+  partRefsOfFile,
+  type PartRef,
+  type PartSource,
+} from '../record/v3/parts.js';
+import { referenceDepth } from '../record/v3/part-depth.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PART_SLOTS } from './parts-prepare.js';
 
@@ -25,7 +33,9 @@ export async function verifyParts(
   const reader = new PartReader(source, { deep: options.deep ?? false });
   const problems: Problem<PartProblemCode>[] = [];
   const seen = new Set<string>();
+  const depths = new Map<string, number>();
   const check = async (ref: PartRef, seq: number, path: string): Promise<void> => {
+    const first = !seen.has(ref.digest);
     // Depth-first through part files with an explicit stack: a chat's lists form long base chains.
     const stack: { ref: PartRef; path: string }[] = [{ ref, path }];
     while (stack.length > 0 && problems.length < MAX_PART_PROBLEMS) {
@@ -48,6 +58,17 @@ export async function verifyParts(
           location: { seq, path: p, ...(file === undefined ? {} : { file }) },
         });
       }
+    }
+    // References nest at most MAX_PART_DEPTH deep (§10), a record's own the first: checked once per part, as
+    // readers refuse the deeper one (the Python verifier, which expands, did; this one said ok: outsider K).
+    if (first && reader.checked().has(ref.digest) && problems.length < MAX_PART_PROBLEMS) {
+      const depth = referenceDepth(ref.digest, reader.checked(), depths);
+      if (depth > MAX_PART_DEPTH)
+        problems.push({
+          code: 'PART_CORRUPT',
+          message: `part ${ref.digest} (seq ${seq} at ${path}): part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
+          location: { seq, path },
+        });
     }
   };
   for await (const line of lines) {

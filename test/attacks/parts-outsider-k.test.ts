@@ -13,7 +13,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
@@ -194,5 +194,47 @@ test('F1 in a receipt: each reference is held to the manifest listing, not only 
   expect(found).toEqual([
     { code: 'PART_CORRUPT', seq: 1 },
     { code: 'PART_CORRUPT', seq: 2 },
+  ]);
+});
+
+test('F3: 32 nested references are read everywhere; the 33rd is PART_CORRUPT in verify, show, export and a receipt', async () => {
+  const nested = (j: HandJournal, n: number): Json => {
+    let ref = j.value('leaf');
+    for (let k = 1; k < n; k++) ref = j.value({ x: ref });
+    return ref;
+  };
+  const ok = new HandJournal(join(tempDir('parts-k-'), 'j32'));
+  ok.append({ input: nested(ok, 32) });
+  expect(cli(['verify', ok.dir]).rc).toBe(0);
+  expect(cli(['show', ok.dir, '0']).rc).toBe(0);
+
+  const deep = new HandJournal(join(tempDir('parts-k-'), 'j33'));
+  deep.append({ input: nested(deep, 33) });
+  const verify = cli(['verify', deep.dir, '--json']);
+  expect(verify.rc).toBe(1);
+  expect(verify.out).toMatch(/part references nest 33 deep from this one, deeper than 32/);
+  expect(JSON.parse(verify.out)).toMatchObject({
+    report: { problems: [{ code: 'PART_CORRUPT', location: { seq: 0, path: '/input' } }] },
+  });
+  const show = cli(['show', deep.dir, '0', '--json']);
+  expect(show.rc).toBe(2);
+  expect(show.out).toMatch(/nest deeper than 32/);
+  expect(cli(['export', deep.dir, '-o', join(deep.dir, '..', 'r.tar')]).err).toMatch(/CHAIN_INVALID: PART_CORRUPT/);
+
+  // A receipt holding the same parts (its writer refuses to make one: the verifier's side, entry by entry).
+  const { ReceiptParts } = await import('../../src/receipt/parts.js');
+  const files = new Map<string, Buffer>();
+  for (const sub of readdirSync(join(deep.dir, 'parts')))
+    for (const name of readdirSync(join(deep.dir, 'parts', sub)))
+      files.set(`sha256:${sub}${name}`, readFileSync(join(deep.dir, 'parts', sub, name)));
+  const line = readFileSync(join(deep.dir, 'buckets', '0000000000000000.jsonl'), 'utf8').trim();
+  const receipt = new ReceiptParts([...files].map(([address, b]) => ({ address, digest: sha(b), size: b.length })));
+  const found: string[] = [];
+  const add = (code: string, message: string): void => void found.push(`${code} ${message}`);
+  receipt.line(line, 0, 'chain', add);
+  for (const [address, b] of files) receipt.entry(`parts/${address.slice(7)}`, b, add);
+  receipt.finish(add);
+  expect(found).toEqual([
+    expect.stringMatching(/^PART_CORRUPT part sha256:[0-9a-f]{64}: part references nest 33 deep/),
   ]);
 });

@@ -1,8 +1,8 @@
 /**
  * The part reader's resolution (spec/PARTS.md §9, §10) against a reading written straight from the spec: every
  * reference replaced by its part's value (a list's: its base chain's elements, then its tail), recursively; a part
- * not in the store is PART_MISSING where it is referenced; references nested deeper than MAX_PART_DEPTH are
- * PART_CORRUPT where the deepest object sits. The reader resolves in two passes (load the parts, then copy) and
+ * not in the store is PART_MISSING where it is referenced; the reference nested one deeper than MAX_PART_DEPTH
+ * (a record's own references being the first) is PART_CORRUPT where it stands. The reader resolves in two passes (load the parts, then copy) and
  * passes over parts it walked before; whatever it passes over, it must give the same value or the same error,
  * at the same place, as the plain reading — for a fresh reader and for one that read other records first, where a
  * part is met again at another depth. And every value it gives is a copy of its own (outsider I, F6: the one-pass
@@ -67,9 +67,10 @@ class Defect extends Error {
 /** The plain reading, from PARTS.md alone: one recursive pass. */
 function plain(parts: Parts, v: Json, path: string, depth: number): Json {
   if (v === null || typeof v !== 'object') return v;
-  if (depth > MAX_PART_DEPTH) throw new Defect('PART_CORRUPT', path);
   const digest = refOf(v);
   if (digest !== null) {
+    // The 33rd nested reference (a record's own are the first) is one too many.
+    if (depth >= MAX_PART_DEPTH) throw new Defect('PART_CORRUPT', path);
     const f = parts.parsed.get(digest);
     if (f === undefined) throw new Defect('PART_MISSING', path);
     return plain(parts, 'tail' in f ? flatten(parts, f, path) : f.value, path, depth + 1);

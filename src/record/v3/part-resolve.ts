@@ -106,17 +106,15 @@ export class Resolution {
       }
       const { v, depth, at } = frame;
       if (v === null || typeof v !== 'object') continue;
-      if (depth > MAX_PART_DEPTH) throw tooDeep(site, at);
       const ref = partRefOf(v);
       if (ref !== null) {
+        if (depth >= MAX_PART_DEPTH) throw tooDeep(site, at, ref.digest);
         // Every reference is held to the part's file digest and size, walked or not.
         const f = this.parts.held(ref, () => siteAt(site, at)) ?? (await this.parts.file(ref, siteAt(site, at)));
         const seen = this.walked.get(ref.digest);
         if (seen !== undefined && depth <= seen) continue;
-        if (f.kind === 'list') {
-          if (depth + 1 > MAX_PART_DEPTH) throw tooDeep(site, at);
-          this.walkList(ref.digest, depth, at, stack);
-        } else {
+        if (f.kind === 'list') this.walkList(ref.digest, depth, at, stack);
+        else {
           stack.push({ done: ref.digest, depth });
           if (f.kind === 'value') stack.push({ v: f.value, depth: depth + 1, at });
         }
@@ -204,7 +202,6 @@ export class Resolution {
   /** The resolved copy of `v`, every part it reaches loaded (`load`); `path` is where `v` is, below `site`. */
   private copy(v: Json, depth: number, budget: ExpansionBudget, site: PartSite, path: (string | number)[]): Json {
     if (v === null || typeof v !== 'object') return v;
-    if (depth > MAX_PART_DEPTH) throw tooDeep(site, nodeOf(path));
     if (Array.isArray(v)) {
       if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
       const out: Json[] = [];
@@ -219,6 +216,7 @@ export class Resolution {
     // partRefOf lists the keys again: only for an object that has the marker's one member.
     const ref = keys.length === 1 && keys[0] === PART_MARKER ? partRefOf(v) : null;
     if (ref !== null) {
+      if (depth >= MAX_PART_DEPTH) throw tooDeep(site, nodeOf(path), ref.digest);
       // A part may be referenced again and again inside another: a few files of 200 bytes stood for 2^d values at
       // depth d, and `stepchain show` of one record ran for minutes and out of memory (outsider I).
       // A list stands for its whole base chain: counted with it, as the list values it expands to hold them all. A
@@ -296,12 +294,17 @@ function tooNested(site: PartSite, at: PathNode | null): PartError {
   );
 }
 
-function tooDeep(site: PartSite, at: PathNode | null): PartError {
+/**
+ * A reference `MAX_PART_DEPTH` parts deep: the 33rd nested (a record's own references are the first). A rule on
+ * containers below the 32nd part let a 33rd reference through when its part held a string, where the Python
+ * reader, from the same words of §10, refused it (outsider K).
+ */
+function tooDeep(site: PartSite, at: PathNode | null, address: string): PartError {
   const here = siteAt(site, at);
   return new PartError(
     'PART_CORRUPT',
-    `part references nest deeper than ${MAX_PART_DEPTH} at ${here.path}`,
-    '',
+    `part ${address} (${here.seq === undefined ? '' : `seq ${here.seq} `}at ${here.path === '' ? 'the root' : here.path}): part references nest deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
+    address,
     siteLoc(here),
   );
 }

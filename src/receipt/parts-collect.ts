@@ -1,0 +1,75 @@
+/**
+ * A receipt writer's pass over parts (spec/RECEIPT.md, PARTS.md §9): every part the range's records reach,
+ * fetched and checked once each, for the manifest's listing. The verifier's side is parts.ts. Pure.
+ */
+import type { StoredLine } from '../chain/source.js';
+import { referenceDepth } from '../record/v3/part-depth.js';
+import { PartReader } from '../record/v3/part-reader.js';
+import { MAX_PART_DEPTH, PartError, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { ReceiptError } from './errors.js';
+import { lineRefs, type PartEntry } from './parts.js';
+
+/**
+ * The writer's pass: every part the range's records reach, each fetched and checked once (size, file
+ * digest, shape), sorted by address. A missing or damaged part stops the export: a receipt is only
+ * written for a journal that verifies.
+ */
+export async function collectParts(
+  lines: AsyncIterable<StoredLine>,
+  from: number,
+  to: number,
+  source: PartSource,
+): Promise<PartEntry[]> {
+  const reader = new PartReader(source);
+  const found = new Map<string, PartEntry>();
+  const depths = new Map<string, number>();
+  for await (const line of lines) {
+    if (line.seq < from) continue;
+    if (line.seq > to) break;
+    for (const { ref, path } of lineRefs(line.text)) {
+      await reachedParts(reader, found, ref, line.seq, path);
+      const depth = referenceDepth(ref.digest, reader.checked(), depths);
+      if (depth > MAX_PART_DEPTH)
+        throw new ReceiptError(
+          'CHAIN_INVALID',
+          `PART_CORRUPT: part ${ref.digest} (seq ${line.seq} at ${path}): part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
+          {
+            location: { seq: line.seq, path },
+            hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
+          },
+        );
+    }
+  }
+  return [...found.values()].sort((a, b) => (a.address < b.address ? -1 : 1));
+}
+
+/** Every part `ref` reaches, each fetched and checked once, into `found`; a missing or damaged one stops the export. */
+async function reachedParts(
+  reader: PartReader,
+  found: Map<string, PartEntry>,
+  ref: PartRef,
+  seq: number,
+  path: string,
+): Promise<void> {
+  const stack: PartRef[] = [ref];
+  while (stack.length > 0) {
+    const r = stack.pop()!;
+    try {
+      if (found.has(r.digest)) {
+        // Listed once; this reference must still name its file digest and size (PARTS.md §9 step 3).
+        reader.held(r, { seq, path });
+        continue;
+      }
+      const f = await reader.file(r, { seq, path });
+      found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
+      for (const inner of partRefsOfFile(f)) stack.push(inner);
+    } catch (e) {
+      if (e instanceof PartError)
+        throw new ReceiptError('CHAIN_INVALID', e.message, {
+          location: e.location,
+          hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
+        });
+      throw e;
+    }
+  }
+}
