@@ -14,7 +14,7 @@ from .canonical import MAX_VALUE_DEPTH, RESERVED_PREFIX, canonical_json, escape_
 from .v3 import PART_MARKER, _DerivedSalts, _Walk, slot_keys
 
 MAX_PART_BYTES = 64 * 1024 * 1024
-MAX_NESTING = 32
+MAX_NESTING = 128  # PARTS.md §10; above any writer's reach (values nest at most 100)
 MAX_BASE_CHAIN = 65_536
 SEED_RE = re.compile(r"[0-9a-f]{64}\Z")
 MEDIA_TYPE_RE = re.compile(r"[\x21-\x7e]{1,255}\Z")
@@ -54,6 +54,7 @@ class PartReader:
         # The file digest and size each address was checked against: every later reference to it must name the
         # same (§9 step 3); a second reference with another file or size was read as the first one's part.
         self.checked_as: dict[str, tuple[str, int]] = {}
+        self.heights: dict[str, int] = {}  # resolved parts: how many references deep each reaches (_height)
 
     def resolve(self, value: Any, seq: Optional[int], path: str = "", depth: int = 0) -> Any:
         if isinstance(value, list):
@@ -73,6 +74,9 @@ class PartReader:
             raise PartError("PART_CORRUPT", f"references nest deeper than {MAX_NESTING} (PARTS.md §10)", address, at)
         self._same_as_checked(ref[PART_MARKER], at)
         if address in self.values:
+            # Met again deeper than before: the references inside it nest from here (outsider L).
+            if depth + self._height(address) > MAX_NESTING:
+                raise PartError("PART_CORRUPT", f"references nest deeper than {MAX_NESTING} (PARTS.md §10)", address, at)
             return self.values[address]
         part = self._load(ref, at)
         if part.kind == "media":
@@ -129,6 +133,30 @@ class PartReader:
         self.checked_as[address] = (body["file"], size)
         return part
 
+    def _height(self, start: str) -> int:
+        """How many references deep a resolved part reaches, itself the first: a value part 1 + its deepest reference,
+        a list the deeper of that for its tail and its base's (a base chain is not nesting), media 1."""
+        memo = self.heights
+        stack: list[tuple[str, bool]] = [(start, False)]
+        while stack:
+            address, expanded = stack.pop()
+            if address in memo:
+                continue
+            part = self.parts.get(address)
+            if part is None or part.kind == "media":
+                memo[address] = 1
+                continue
+            inner = [r[PART_MARKER]["digest"] for r in _refs_in(part.body if part.kind == "value" else part.body["tail"])]
+            base = part.body["base"][PART_MARKER]["digest"] if part.kind == "list" else None
+            children = inner + ([base] if base else [])
+            if not expanded:
+                stack.append((address, True))
+                stack.extend((c, False) for c in children if c not in memo)
+                continue
+            h = max([1] + [1 + memo.get(c, 1) for c in inner] + ([memo.get(base, 1)] if base else []))
+            memo[address] = h
+        return memo[start]
+
     def _same_as_checked(self, body: dict[str, Any], at: dict[str, Any]) -> None:
         known = self.checked_as.get(body["digest"])
         if known is not None and known != (body["file"], body["size"]):
@@ -168,6 +196,21 @@ class PartReader:
             out = out + [walk.element(x, f"/{k}") for k, x in enumerate(items)]
             self.elements[a] = list(out)
         return out
+
+
+def _refs_in(v: Any) -> list[dict[str, Any]]:
+    """The references inside a value (not inside the parts they name), without recursion."""
+    out, stack = [], [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if PART_MARKER in x:
+                out.append(x)
+            else:
+                stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return out
 
 
 def _has_part(v: Any) -> bool:

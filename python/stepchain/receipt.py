@@ -908,22 +908,29 @@ class _Verification:
             return None if data is None else (data if len(data) == size else {"size": len(data)})
         reader = PartReader(fetch)
         judged: set[str] = set()
+        failed: set[str] = set()
+        # Every reference, not only an address's first, against the listing and (met deeper) the nesting limit.
         for ref, loc in self.part_refs:
             body = ref.get(PART_MARKER) if isinstance(ref, dict) else None
             address = body.get("digest") if isinstance(body, dict) else None
-            if not isinstance(address, str) or address in judged:
+            if not isinstance(address, str):
                 continue
+            first = address not in judged
             judged.add(address)
             e = listing.get(address)
             if e is None:
-                self.add("PART_MISSING", f"a reference names part {address}, which the manifest does not list", loc)
+                if first:
+                    self.add("PART_MISSING", f"a reference names part {address}, which the manifest does not list", loc)
                 continue
             if e["digest"] != body.get("file") or e["size"] != body.get("size"):
                 self.add("PART_CORRUPT", f"the reference to part {address} records another file digest or size than the manifest lists", loc)
                 continue
+            if address in failed:
+                continue
             try:
                 reader.resolve(ref, loc.get("seq"), loc.get("path", ""))
             except PartError as err:
+                failed.add(address)
                 self.add(err.code, err.message, {**loc, **err.location})
         for address in listing:
             if address not in reader.parts and address not in judged and address not in self.public_refs:

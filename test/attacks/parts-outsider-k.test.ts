@@ -197,28 +197,28 @@ test('F1 in a receipt: each reference is held to the manifest listing, not only 
   ]);
 });
 
-test('F3: 32 nested references are read everywhere; the 33rd is PART_CORRUPT in verify, show, export and a receipt', async () => {
+test('F3: 128 nested references are read everywhere; the 129th is PART_CORRUPT in verify, show, export and a receipt', async () => {
   const nested = (j: HandJournal, n: number): Json => {
     let ref = j.value('leaf');
-    for (let k = 1; k < n; k++) ref = j.value({ x: ref });
+    for (let k = 1; k < n; k++) ref = j.value(ref); // a part whose value is the reference: no container between
     return ref;
   };
-  const ok = new HandJournal(join(tempDir('parts-k-'), 'j32'));
-  ok.append({ input: nested(ok, 32) });
+  const ok = new HandJournal(join(tempDir('parts-k-'), 'j128'));
+  ok.append({ input: nested(ok, 128) });
   expect(cli(['verify', ok.dir]).rc).toBe(0);
   expect(cli(['show', ok.dir, '0']).rc).toBe(0);
 
-  const deep = new HandJournal(join(tempDir('parts-k-'), 'j33'));
-  deep.append({ input: nested(deep, 33) });
+  const deep = new HandJournal(join(tempDir('parts-k-'), 'j129'));
+  deep.append({ input: nested(deep, 129) });
   const verify = cli(['verify', deep.dir, '--json']);
   expect(verify.rc).toBe(1);
-  expect(verify.out).toMatch(/part references nest 33 deep from this one, deeper than 32/);
+  expect(verify.out).toMatch(/part references nest 129 deep from this one, deeper than 128/);
   expect(JSON.parse(verify.out)).toMatchObject({
     report: { problems: [{ code: 'PART_CORRUPT', location: { seq: 0, path: '/input' } }] },
   });
   const show = cli(['show', deep.dir, '0', '--json']);
   expect(show.rc).toBe(2);
-  expect(show.out).toMatch(/nest deeper than 32/);
+  expect(show.out).toMatch(/nest deeper than 128/);
   expect(cli(['export', deep.dir, '-o', join(deep.dir, '..', 'r.tar')]).err).toMatch(/CHAIN_INVALID: PART_CORRUPT/);
 
   // A receipt holding the same parts (its writer refuses to make one: the verifier's side, entry by entry).
@@ -235,6 +235,25 @@ test('F3: 32 nested references are read everywhere; the 33rd is PART_CORRUPT in 
   for (const [address, b] of files) receipt.entry(`parts/${address.slice(7)}`, b, add);
   receipt.finish(add);
   expect(found).toEqual([
-    expect.stringMatching(/^PART_CORRUPT part sha256:[0-9a-f]{64}: part references nest 33 deep/),
+    expect.stringMatching(/^PART_CORRUPT part sha256:[0-9a-f]{64}: part references nest 129 deep/),
   ]);
+});
+
+test('outsider L: an honest append of 90 nested objects of 1 KiB (each stored as a part) verifies, reads and exports', () => {
+  const dir = tempDir('parts-l-');
+  let v: Json = { end: 'e'.repeat(1000) };
+  for (let k = 0; k < 90; k++) v = { a: v, pad: `${k} `.padEnd(1000, 'p') };
+  expect(cli(['init', join(dir, 'j')]).rc).toBe(0);
+  const r = spawnSync(process.execPath, [CLI, 'append', join(dir, 'j')], { input: JSON.stringify({ input: v }) });
+  expect(r.status).toBe(0);
+  const files = readdirSync(join(dir, 'j', 'parts'))
+    .filter((d) => /^[0-9a-f]{2}$/.test(d))
+    .flatMap((d) => readdirSync(join(dir, 'j', 'parts', d)));
+  expect(files.length).toBeGreaterThanOrEqual(90); // nested 90 parts deep: the old limit (32) refused it
+  expect(cli(['verify', join(dir, 'j')]).rc).toBe(0);
+  const show = cli(['show', join(dir, 'j'), '0', '--json']);
+  expect(show.rc).toBe(0);
+  expect(JSON.stringify(JSON.parse(show.out))).toContain(JSON.stringify(v));
+  expect(cli(['export', join(dir, 'j'), '-o', join(dir, 'r.tar')]).rc).toBe(0);
+  expect(cli(['verify', join(dir, 'r.tar')]).rc).toBe(0);
 });

@@ -14,6 +14,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalJsonTrusted } from '../../src/canonical/jcs.js';
 import type { Json } from '../../src/canonical/json.js';
 import { PartReader } from '../../src/record/v3/part-reader.js';
+import { MAX_RESOLVED_NESTING } from '../../src/record/v3/part-resolve.js';
 import { MAX_PART_DEPTH, PartError } from '../../src/record/v3/parts.js';
 
 const SEED = 'ab'.repeat(32);
@@ -69,7 +70,7 @@ function plain(parts: Parts, v: Json, path: string, depth: number): Json {
   if (v === null || typeof v !== 'object') return v;
   const digest = refOf(v);
   if (digest !== null) {
-    // The 33rd nested reference (a record's own are the first) is one too many.
+    // The 129th nested reference (a record's own are the first) is one too many.
     if (depth >= MAX_PART_DEPTH) throw new Defect('PART_CORRUPT', path);
     const f = parts.parsed.get(digest);
     if (f === undefined) throw new Defect('PART_MISSING', path);
@@ -103,9 +104,29 @@ async function read(reader: PartReader, v: Json): Promise<{ value: Json } | { co
   }
 }
 
+/**
+ * The first container of an expanded value nested deeper than a record's slot may (PARTS.md §10), depth first. A
+ * reader reports it after every defect of the parts themselves: the limit is on what they expand to.
+ */
+function tooNested(v: Json, path: string, n: number): Defect | null {
+  if (v === null || typeof v !== 'object') return null;
+  if (n >= MAX_RESOLVED_NESTING) return new Defect('PART_CORRUPT', path);
+  const pointer = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  const children: [string, Json][] = Array.isArray(v)
+    ? v.map((e, i) => [String(i), e])
+    : Object.keys(v).map((k) => [pointer(k), v[k]!]);
+  for (const [k, c] of children) {
+    const d = tooNested(c, `${path}/${k}`, n + 1);
+    if (d !== null) return d;
+  }
+  return null;
+}
+
 function expected(parts: Parts, v: Json): { value: Json } | { code: string; path: string } {
   try {
-    return { value: plain(parts, v, '/prompt', 0) };
+    const value = plain(parts, v, '/prompt', 0);
+    const nested = tooNested(value, '/prompt', 0);
+    return nested === null ? { value } : { code: nested.code, path: nested.path };
   } catch (e) {
     if (!(e instanceof Defect)) throw e;
     return { code: e.code, path: e.path };
@@ -123,7 +144,10 @@ const scenario = fc
         kind: fc.constantFrom('value', 'value', 'list', 'nest', 'missing'),
         picks: fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
         text: fc.constantFrom('a', 'b/c', 'd~e', 'hello'),
-        depth: fc.integer({ min: 1, max: MAX_PART_DEPTH + 3 }),
+        depth: fc.oneof(
+          fc.integer({ min: 1, max: 6 }),
+          fc.integer({ min: MAX_PART_DEPTH - 3, max: MAX_PART_DEPTH + 3 }),
+        ),
       }),
       { minLength: 1, maxLength: 14 },
     ),
@@ -179,9 +203,9 @@ describe('the part reader resolves as the plain reading of PARTS.md does', () =>
   test('a part met first shallow, then deep enough to pass the limit, is refused where it passes it', async () => {
     const parts = new Parts();
     let inner = parts.add({ seed: SEED, value: { leaf: 1 } });
-    for (let d = 1; d < 20; d++) inner = parts.add({ seed: SEED, value: { x: inner } });
+    for (let d = 1; d < 100; d++) inner = parts.add({ seed: SEED, value: { x: inner } });
     let outer: Json = { y: inner };
-    for (let d = 0; d < 14; d++) outer = { z: parts.add({ seed: SEED, value: outer }) };
+    for (let d = 0; d < 30; d++) outer = { z: parts.add({ seed: SEED, value: outer }) };
     const reader = parts.reader();
     expect(await read(reader, { a: inner })).toMatchObject({ value: expect.anything() });
     const deep = await read(reader, outer);

@@ -48,8 +48,12 @@ export const MEDIA_MIN_BYTES = 1024;
 export const MAX_PART_BYTES = 64 * 1024 * 1024;
 /** A list's base chain is at most this many lists long (PARTS.md §10). */
 export const MAX_BASE_CHAIN = 65536;
-/** References nest at most this deep (a part inside a part …); a list's base chain is not nesting. */
-export const MAX_PART_DEPTH = 32;
+/**
+ * References nest at most this deep (a part inside a part …); a list's base chain is not nesting. Above any
+ * writer's reach: each nested part is a container of the value, and a value nests at most MAX_VALUE_DEPTH (at 32,
+ * an append of 33 nested objects of 1 KiB each made a journal its readers refused: outsider L).
+ */
+export const MAX_PART_DEPTH = 128;
 /** Sibling members that name a media part's type, in the order they are asked (§2). */
 export const MEDIA_TYPE_MEMBERS = ['mediaType', 'mimeType', 'media_type', 'mime_type', 'contentType'] as const;
 
