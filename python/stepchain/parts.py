@@ -137,24 +137,26 @@ class PartReader:
         """How many references deep a resolved part reaches, itself the first: a value part 1 + its deepest reference,
         a list the deeper of that for its tail and its base's (a base chain is not nesting), media 1."""
         memo = self.heights
-        stack: list[tuple[str, bool]] = [(start, False)]
+        # (address, its references once listed on the first visit: None until then)
+        stack: list[tuple[str, Optional[list[str]]]] = [(start, None)]
+        open_: set[str] = set()  # on the stack below: no loop can be made, but a hand-made store is not trusted
         while stack:
-            address, expanded = stack.pop()
+            address, inner = stack.pop()
             if address in memo:
                 continue
             part = self.parts.get(address)
             if part is None or part.kind == "media":
                 memo[address] = 1
                 continue
-            inner = [r[PART_MARKER]["digest"] for r in _refs_in(part.body if part.kind == "value" else part.body["tail"])]
             base = part.body["base"][PART_MARKER]["digest"] if part.kind == "list" else None
-            children = inner + ([base] if base else [])
-            if not expanded:
-                stack.append((address, True))
-                stack.extend((c, False) for c in children if c not in memo)
+            if inner is None:
+                inner = [r[PART_MARKER]["digest"] for r in _refs_in(part.body if part.kind == "value" else part.body["tail"])]
+                stack.append((address, inner))
+                open_.add(address)
+                stack.extend((c, None) for c in inner + ([base] if base else []) if c not in memo and c not in open_)
                 continue
-            h = max([1] + [1 + memo.get(c, 1) for c in inner] + ([memo.get(base, 1)] if base else []))
-            memo[address] = h
+            open_.discard(address)
+            memo[address] = max([1] + [1 + memo.get(c, 1) for c in inner] + ([memo.get(base, 1)] if base else []))
         return memo[start]
 
     def _same_as_checked(self, body: dict[str, Any], at: dict[str, Any]) -> None:

@@ -322,8 +322,8 @@ export async function appendErasure(
   // step_id this erasure's name may take: the store reads them under its lock and commits past any other
   // (UNLESS_AFTER), so appends that never pause cannot keep the erasure out. Checked here after each append
   // instead, it waited, re-reading, for as long as other writers kept appending (outsider H).
-  const concerns = (line: string): boolean =>
-    line.includes(`"step_id":"${stepId}`) || erasureOf(line)?.input.target === req.seq;
+  const holdsName = (line: string): boolean => line.includes(`"step_id":"${stepId}`);
+  const concerns = (line: string): boolean => holdsName(line) || erasureOf(line)?.input.target === req.seq;
   for (;;) {
     try {
       // The commit point: from here the erasure is recorded, and completed by this call or the next erase.
@@ -343,7 +343,7 @@ export async function appendErasure(
       const before = after;
       for await (const l of journal.lines({ from: after + 1 })) {
         if (erasureOf(l.text)?.input.target === req.seq) return 'again';
-        if (l.text.includes(`"step_id":"${stepId}`)) taken.add((JSON.parse(l.text) as { step_id: string }).step_id);
+        if (holdsName(l.text)) taken.add((JSON.parse(l.text) as { step_id: string }).step_id);
         after = l.seq;
       }
       if (after === before) throw e; // the head moved, yet no step follows it: nothing to decide again on

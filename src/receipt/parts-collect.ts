@@ -3,11 +3,14 @@
  * fetched and checked once each, for the manifest's listing. The verifier's side is parts.ts. Pure.
  */
 import type { StoredLine } from '../chain/source.js';
-import { referenceDepth } from '../record/v3/part-depth.js';
+import { tooDeepFrom } from '../record/v3/part-depth.js';
 import { PartReader } from '../record/v3/part-reader.js';
-import { MAX_PART_DEPTH, PartError, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PartError, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
 import { ReceiptError } from './errors.js';
 import { lineRefs, type PartEntry } from './parts.js';
+
+const VERIFY_FIRST =
+  'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify';
 
 /**
  * The writer's pass: every part the range's records reach, each fetched and checked once (size, file
@@ -28,16 +31,12 @@ export async function collectParts(
     if (line.seq > to) break;
     for (const { ref, path } of lineRefs(line.text)) {
       await reachedParts(reader, found, ref, line.seq, path);
-      const depth = referenceDepth(ref.digest, reader.checked(), depths);
-      if (depth > MAX_PART_DEPTH)
-        throw new ReceiptError(
-          'CHAIN_INVALID',
-          `PART_CORRUPT: part ${ref.digest} (seq ${line.seq} at ${path}): part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
-          {
-            location: { seq: line.seq, path },
-            hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
-          },
-        );
+      const message = tooDeepFrom(ref.digest, ` (seq ${line.seq} at ${path})`, reader.checked(), depths);
+      if (message !== null)
+        throw new ReceiptError('CHAIN_INVALID', `PART_CORRUPT: ${message}`, {
+          location: { seq: line.seq, path },
+          hint: VERIFY_FIRST,
+        });
     }
   }
   return [...found.values()].sort((a, b) => (a.address < b.address ? -1 : 1));
@@ -67,7 +66,7 @@ async function reachedParts(
       if (e instanceof PartError)
         throw new ReceiptError('CHAIN_INVALID', e.message, {
           location: e.location,
-          hint: 'run `stepchain verify` on the journal; a receipt is only written for a journal whose parts verify',
+          hint: VERIFY_FIRST,
         });
       throw e;
     }

@@ -11,7 +11,6 @@ import { digestBytes } from '../canonical/sha256.js';
 import type { Problem, ProblemLocation } from '../chain/report.js';
 import {
   MAX_PART_BYTES,
-  MAX_PART_DEPTH,
   partMarker,
   parsePartFile,
   partRefsIn,
@@ -20,7 +19,7 @@ import {
   type PartRef,
   type PartSource,
 } from '../record/v3/parts.js';
-import { referenceDepth } from '../record/v3/part-depth.js';
+import { tooDeepFrom } from '../record/v3/part-depth.js';
 import {
   checkPublicPart,
   isPublicPartFile,
@@ -328,13 +327,8 @@ export class ReceiptParts {
     // References nest at most MAX_PART_DEPTH deep from a record (PARTS.md §10), as readers of the parts refuse.
     const depths = new Map<string, number>();
     for (const [address, at] of this.fromRecords) {
-      const depth = referenceDepth(address, this.shapes, depths);
-      if (depth > MAX_PART_DEPTH)
-        add(
-          'PART_CORRUPT',
-          `part ${address}: part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
-          at,
-        );
+      const message = tooDeepFrom(address, '', this.shapes, depths);
+      if (message !== null) add('PART_CORRUPT', message, at);
     }
     for (const [address, { at }] of this.referenced) {
       if (this.listed.has(address) && !this.came.has(address))

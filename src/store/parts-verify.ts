@@ -6,15 +6,8 @@
  */
 import type { Json } from '../canonical/json.js';
 import type { Problem } from '../chain/report.js';
-import {
-  MAX_PART_DEPTH,
-  PartError,
-  partRefsIn,
-  partRefsOfFile,
-  type PartRef,
-  type PartSource,
-} from '../record/v3/parts.js';
-import { referenceDepth } from '../record/v3/part-depth.js';
+import { PartError, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { tooDeepFrom } from '../record/v3/part-depth.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PART_SLOTS } from './parts-prepare.js';
 
@@ -62,13 +55,8 @@ export async function verifyParts(
     // References nest at most MAX_PART_DEPTH deep (§10), a record's own the first: checked once per part, as
     // readers refuse the deeper one (the Python verifier, which expands, did; this one said ok: outsider K).
     if (first && reader.checked().has(ref.digest) && problems.length < MAX_PART_PROBLEMS) {
-      const depth = referenceDepth(ref.digest, reader.checked(), depths);
-      if (depth > MAX_PART_DEPTH)
-        problems.push({
-          code: 'PART_CORRUPT',
-          message: `part ${ref.digest} (seq ${seq} at ${path}): part references nest ${depth} deep from this one, deeper than ${MAX_PART_DEPTH} (PARTS.md §10)`,
-          location: { seq, path },
-        });
+      const message = tooDeepFrom(ref.digest, ` (seq ${seq} at ${path})`, reader.checked(), depths);
+      if (message !== null) problems.push({ code: 'PART_CORRUPT', message, location: { seq, path } });
     }
   };
   for await (const line of lines) {

@@ -146,55 +146,41 @@ export class Resolution {
 
   /** How many elements a checked list (or the value part at the bottom of its chain) holds. */
   private listLength(address: string): number {
-    const known = this.lengths.get(address);
-    if (known !== undefined) return known;
-    const chain: Extract<PartFile, { kind: 'list' }>[] = [];
-    let n = 0;
-    for (let at = address; ;) {
-      const f = this.parts.files.get(at)!;
-      const held = this.lengths.get(at);
-      if (held !== undefined) {
-        n = held;
-        break;
-      }
-      if (f.kind !== 'list') {
-        n = f.kind === 'value' && Array.isArray(f.value) ? f.value.length : 0;
-        this.lengths.set(at, n);
-        break;
-      }
-      chain.push(f);
-      at = f.base.digest;
-    }
-    for (let i = chain.length - 1; i >= 0; i--) {
-      n += chain[i]!.tail.length;
-      this.lengths.set(chain[i]!.address!, n);
-    }
-    return n;
+    return this.overChain(address, this.lengths, (_, f) =>
+      f.kind === 'list' ? f.tail.length : f.kind === 'value' && Array.isArray(f.value) ? f.value.length : 0,
+    );
   }
 
   /** A checked list's file size and its base chain's, down to the value part at its bottom. */
   private bytesWithBases(address: string): number {
-    const known = this.chainBytes.get(address);
-    if (known !== undefined) return known;
+    return this.overChain(address, this.chainBytes, (at) => this.parts.sizeOf(at));
+  }
+
+  /**
+   * The sum of `measure` over a checked list and its base chain down to the part at its bottom, kept in `memo`
+   * for every list on the way: iterative (a chain is up to 65 536 lists), each list measured once per reader.
+   */
+  private overChain(address: string, memo: Map<string, number>, measure: (at: string, f: PartFile) => number): number {
     const chain: string[] = [];
     let n = 0;
     for (let at = address; ;) {
-      const held = this.chainBytes.get(at);
+      const held = memo.get(at);
       if (held !== undefined) {
         n = held;
         break;
       }
       const f = this.parts.files.get(at)!;
       if (f.kind !== 'list') {
-        n = this.parts.sizeOf(at);
+        n = measure(at, f);
+        memo.set(at, n);
         break;
       }
       chain.push(at);
       at = f.base.digest;
     }
     for (let i = chain.length - 1; i >= 0; i--) {
-      n += this.parts.sizeOf(chain[i]!);
-      this.chainBytes.set(chain[i]!, n);
+      n += measure(chain[i]!, this.parts.files.get(chain[i]!)!);
+      memo.set(chain[i]!, n);
     }
     return n;
   }
