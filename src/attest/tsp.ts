@@ -104,6 +104,18 @@ export function parseTsaCertificate(input: Uint8Array | string): TsaCertificateR
   }
 }
 
+/**
+ * Random bytes as the content of a DER INTEGER for the same positive number: no leading zero byte but the one a
+ * high bit needs. A nonce drawn with a zero first byte went as it was, padding DER forbids, and a TSA refused
+ * about one request in 512 ("Bad request format": OpenSSL's `illegal padding`).
+ */
+function derPositive(n: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < n.length - 1 && n[i] === 0) i++;
+  const rest = n.subarray(i);
+  return rest[0]! & 0x80 ? Uint8Array.of(0, ...rest) : rest;
+}
+
 /** The DER TimeStampReq for SHA-256(subject), asking for the TSA's certificate, with a nonce (RFC 3161 §2.4.1). */
 export function timeStampRequest(subject: Uint8Array, nonce: Uint8Array): Uint8Array {
   const req = new TimeStampReq({
@@ -112,7 +124,7 @@ export function timeStampRequest(subject: Uint8Array, nonce: Uint8Array): Uint8A
       hashAlgorithm: new AlgorithmIdentifier({ algorithm: ID_SHA256 }),
       hashedMessage: new OctetString(sha256(subject)),
     }),
-    nonce: buf(nonce[0]! & 0x80 ? Uint8Array.of(0, ...nonce) : nonce),
+    nonce: buf(derPositive(nonce)),
     certReq: true,
   });
   return bytes(AsnConvert.serialize(req));

@@ -22,5 +22,6 @@ export function tempDir(prefix = 'stepchain-test-'): string {
 export function removeTempDirs(): void {
   const dirs = [...made];
   made.clear();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  // Retried: a journal a test left open may still be finishing a write there (ENOTEMPTY as its folder goes).
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }

@@ -239,5 +239,6 @@ describe('resumeBaseMessages (issue 36): the messages to continue a run from', (
     const next = createAgent({ model: fakeModel().respond(new AIMessage('Still sunny.')), tools: [] });
     const out = await next.invoke({ messages: [...messages, new HumanMessage('and now?')] });
     expect(out.messages.at(-1)!.content).toBe('Still sunny.');
+    for (const r of runs) await r.close(); // every write done before the folder is removed
   });
 });
