@@ -11,6 +11,8 @@ import { blobValue, fetchBlob } from '../record/blobs.js';
 import { capabilitiesOf } from '../record/formats.js';
 import { partReaderOf, type PartReader } from '../record/v3/part-reader.js';
 import { partRefsIn } from '../record/v3/parts.js';
+import { publicPartRefsIn } from '../record/v3/public-part.js';
+import { publicPartResolutionOf, type PublicPartResolution } from '../record/v3/public-resolve.js';
 import { blobRefOf } from '../record/markers.js';
 import type { StepRecord } from '../record/seal.js';
 import type { ChainSource } from '../chain/source.js';
@@ -68,6 +70,11 @@ export class Run {
   private readonly blobCache = new Map<string, Json>();
   /** A v3 source's parts: a value that stands in a part is compared by the value (its address is keyed per journal). */
   private readonly parts: PartReader | null = null;
+  /**
+   * A published receipt's parts: a public reference is compared by what its part shows (a disclosed value, its
+   * withheld units as markers), not as a marker standing for a value withheld (outsider L, F5).
+   */
+  private readonly publicParts: PublicPartResolution | null = null;
 
   constructor(
     input: RunInput,
@@ -76,7 +83,10 @@ export class Run {
   ) {
     if (isChainSource(input)) {
       this.source = input;
-      if (capabilitiesOf(input.genesis).parts) this.parts = partReaderOf(input);
+      if (capabilitiesOf(input.genesis).parts) {
+        this.parts = partReaderOf(input);
+        this.publicParts = publicPartResolutionOf(input);
+      }
       const lines = input.lines();
       this.iterator = lines[Symbol.asyncIterator]();
       return;
@@ -171,6 +181,8 @@ export class Run {
       if (!Object.hasOwn(rec, f) || rec[f] === undefined) continue;
       let v = rec[f] as Json;
       if (this.parts !== null && partRefsIn(v).length > 0) v = await this.parts.resolve(v, { seq, path: `/${f}` });
+      if (this.publicParts !== null && publicPartRefsIn(v).length > 0)
+        v = await this.publicParts.resolve(v, { seq, path: `/${f}` });
       raw.set(f, v);
       const state = this.spec.fieldStates.get(f) ?? [];
       // A pattern reaching into a blob-held field needs the value itself (spec/DIFF.md §3.2).

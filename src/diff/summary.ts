@@ -68,6 +68,8 @@ function shownText(v: Json): string {
       return `‹blob ${typeof d === 'string' ? `${d.slice(0, 15)}…` : '?'}›`;
     }
     if (name === V3_WITHHELD && typeof body === 'string') return '‹withheld›';
+    // An object all of whose members are withheld: their names are withheld too.
+    if (name === V3_WITHHELD && Array.isArray(body)) return `{‹${body.length} withheld›}`;
     if (name === V3_ERASED) return Array.isArray(body) ? `{‹${body.length} erased›}` : '‹erased›';
     if (name === V3_CHUNKS && Array.isArray(body))
       return (

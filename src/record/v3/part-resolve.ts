@@ -208,16 +208,8 @@ export class Resolution {
       // A list stands for its whole base chain: counted with it, as the list values it expands to hold them all. A
       // chain of 2 000 lists referenced a million times was counted as a million small files, and ran out of memory.
       const f = this.parts.files.get(ref.digest)!;
-      if (--budget.refs < 0 || (budget.bytes -= f.kind === 'list' ? this.bytesWithBases(ref.digest) : ref.size) < 0) {
-        const here = siteAt(site, nodeOf(path));
-        throw new PartError(
-          'PART_CORRUPT',
-          `part references at ${here.path === '' ? 'the root' : here.path} expand more than ${MAX_EXPANDED_REFS} references or ${MAX_EXPANDED_BYTES} bytes of parts (parts referenced again and again inside one another): not expanded (PARTS.md §10)`,
-          ref.digest,
-          siteLoc(here),
-          'the record was made to stand for more than any reader expands; verify checks its parts one by one',
-        );
-      }
+      if (--budget.refs < 0 || (budget.bytes -= f.kind === 'list' ? this.bytesWithBases(ref.digest) : ref.size) < 0)
+        throw tooMuch(site, nodeOf(path), ref.digest);
       let inner: Json;
       if (f.kind === 'list') inner = this.parts.listValue(ref.digest);
       else {
@@ -243,7 +235,7 @@ export class Resolution {
 }
 
 /** Where a value is below the site a resolution began at: each step up names its array index or member. */
-interface PathNode {
+export interface PathNode {
   up: PathNode | null;
   key: string | number;
 }
@@ -254,14 +246,14 @@ type LoadFrame =
   | { base: string; depth: number; at: PathNode | null }
   | { done: string; depth: number };
 
-function nodeOf(path: readonly (string | number)[]): PathNode | null {
+export function nodeOf(path: readonly (string | number)[]): PathNode | null {
   let last: PathNode | null = null;
   for (const key of path) last = { up: last, key };
   return last;
 }
 
 /** The site of a value below `site`, its path written out as a JSON Pointer (only when a message needs it). */
-function siteAt(site: PartSite, at: PathNode | null): PartSite {
+export function siteAt(site: PartSite, at: PathNode | null): PartSite {
   if (at === null) return site;
   const keys: string[] = [];
   for (let n: PathNode | null = at; n !== null; n = n.up)
@@ -270,7 +262,7 @@ function siteAt(site: PartSite, at: PathNode | null): PartSite {
   return site.seq === undefined ? { path } : { seq: site.seq, path };
 }
 
-function tooNested(site: PartSite, at: PathNode | null): PartError {
+export function tooNested(site: PartSite, at: PathNode | null): PartError {
   const here = siteAt(site, at);
   return new PartError(
     'PART_CORRUPT',
@@ -280,12 +272,24 @@ function tooNested(site: PartSite, at: PathNode | null): PartError {
   );
 }
 
+/** References expanding past the budget (PARTS.md §10), met at `at` below `site`. */
+export function tooMuch(site: PartSite, at: PathNode | null, address: string): PartError {
+  const here = siteAt(site, at);
+  return new PartError(
+    'PART_CORRUPT',
+    `part references at ${here.path === '' ? 'the root' : here.path} expand more than ${MAX_EXPANDED_REFS} references or ${MAX_EXPANDED_BYTES} bytes of parts (parts referenced again and again inside one another): not expanded (PARTS.md §10)`,
+    address,
+    siteLoc(here),
+    'the record was made to stand for more than any reader expands; verify checks its parts one by one',
+  );
+}
+
 /**
- * A reference `MAX_PART_DEPTH` parts deep: the 33rd nested (a record's own references are the first). A rule on
- * containers below the 32nd part let a 33rd reference through when its part held a string, where the Python
+ * A reference `MAX_PART_DEPTH` parts deep: the 129th nested (a record's own references are the first). A rule on
+ * containers below the last part let one more reference through when its part held a string, where the Python
  * reader, from the same words of §10, refused it (outsider K).
  */
-function tooDeep(site: PartSite, at: PathNode | null, address: string): PartError {
+export function tooDeep(site: PartSite, at: PathNode | null, address: string): PartError {
   const here = siteAt(site, at);
   return new PartError(
     'PART_CORRUPT',
