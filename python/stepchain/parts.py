@@ -94,21 +94,21 @@ class PartReader:
             items: list[Any] = list(chain[-1].body)
             for p in reversed(chain[:-1]):
                 items.extend(p.body["tail"])
-            out = [self._inner(x, at, depth + 1) for x in items]
+            out = [self._inner(x, _below(at, k), depth + 1) for k, x in enumerate(items)]
         if self.deep:
             self._check_address(ref, at)
         self.values[address] = out
         return out
 
     def _inner(self, v: Any, at: dict[str, Any], depth: int) -> Any:
-        """References inside a part, each located at the record's reference that led to it."""
+        """References inside a part, each located where it stands in the value expanded (as the TypeScript readers do)."""
         if isinstance(v, list):
-            return [self._inner(x, at, depth) for x in v]
+            return [self._inner(x, _below(at, k), depth) for k, x in enumerate(v)]
         if not isinstance(v, dict):
             return v
         if PART_MARKER in v:
             return self._value(v, at, depth)
-        return {k: self._inner(x, at, depth) for k, x in v.items()}
+        return {k: self._inner(x, _below(at, escape_token(k)), depth) for k, x in v.items()}
 
     def _load(self, ref: dict[str, Any], at: dict[str, Any]) -> _Part:
         if not is_reference(ref):
@@ -198,6 +198,11 @@ class PartReader:
             out = out + [walk.element(x, f"/{k}") for k, x in enumerate(items)]
             self.elements[a] = list(out)
         return out
+
+
+def _below(at: dict[str, Any], token: Any) -> dict[str, Any]:
+    """The location of a member or element of the value at `at`."""
+    return {**at, "path": f"{at.get('path', '')}/{token}"}
 
 
 def _refs_in(v: Any) -> list[dict[str, Any]]:

@@ -70,3 +70,22 @@ def test_a_later_reference_with_another_size_is_refused_where_it_stands():
     with pytest.raises(PartError) as e:
         reader.resolve({"input": {"a": larger}}, 1, "")
     assert e.value.code == "PART_CORRUPT"
+
+
+def test_a_missing_part_inside_another_part_or_a_list_is_located_where_it_stands_in_the_value():
+    # Outsider K, F8: as the TypeScript readers locate it (verify, export, show, log), not at the record's reference.
+    parts = Parts()
+    nested = parts.value("MISSING-ONE")
+    holder = parts.value({"a": {"b": [0, nested]}})
+    in_tail = parts.value("MISSING-TWO")
+    base = parts.value([1])
+    data = canonical_json({"base": base, "seed": SEED, "tail": [2, 3, {"q": in_tail}]}).encode()
+    address = "sha256:" + os.urandom(32).hex()
+    parts.files[address] = base64.b64encode(data).decode()
+    listed = {"$stepchain:part": {"digest": address, "file": "sha256:" + hashlib.sha256(data).hexdigest(), "size": len(data)}}
+    for ref in (nested, in_tail):
+        del parts.files[ref["$stepchain:part"]["digest"]]
+    for record, path in (({"z": holder}, "/input/z/a/b/1"), ({"k": [listed]}, "/input/k/0/3/q")):
+        with pytest.raises(PartError) as e:
+            parts.reader().resolve(record, 4, "/input")
+        assert (e.value.code, e.value.location) == ("PART_MISSING", {"seq": 4, "path": path})

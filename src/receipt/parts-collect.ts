@@ -5,7 +5,8 @@
 import type { StoredLine } from '../chain/source.js';
 import { tooDeepFrom } from '../record/v3/part-depth.js';
 import { PartReader } from '../record/v3/part-reader.js';
-import { PartError, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { innerRefsAt } from '../record/v3/part-places.js';
+import { PartError, type PartRef, type PartSource } from '../record/v3/parts.js';
 import { ReceiptError } from './errors.js';
 import { lineRefs, type PartEntry } from './parts.js';
 
@@ -26,11 +27,12 @@ export async function collectParts(
   const reader = new PartReader(source);
   const found = new Map<string, PartEntry>();
   const depths = new Map<string, number>();
+  const lengths = new Map<string, number>();
   for await (const line of lines) {
     if (line.seq < from) continue;
     if (line.seq > to) break;
     for (const { ref, path } of lineRefs(line.text)) {
-      await reachedParts(reader, found, ref, line.seq, path);
+      await reachedParts(reader, found, lengths, ref, line.seq, path);
       const message = tooDeepFrom(ref.digest, ` (seq ${line.seq} at ${path})`, reader.checked(), depths);
       if (message !== null)
         throw new ReceiptError('CHAIN_INVALID', `PART_CORRUPT: ${message}`, {
@@ -46,22 +48,23 @@ export async function collectParts(
 async function reachedParts(
   reader: PartReader,
   found: Map<string, PartEntry>,
+  lengths: Map<string, number>,
   ref: PartRef,
   seq: number,
   path: string,
 ): Promise<void> {
-  const stack: PartRef[] = [ref];
+  const stack = [{ ref, path }];
   while (stack.length > 0) {
-    const r = stack.pop()!;
+    const { ref: r, path: p } = stack.pop()!;
     try {
       if (found.has(r.digest)) {
         // Listed once; this reference must still name its file digest and size (PARTS.md §9 step 3).
-        reader.held(r, { seq, path });
+        reader.held(r, { seq, path: p });
         continue;
       }
-      const f = await reader.file(r, { seq, path });
+      const f = await reader.file(r, { seq, path: p });
       found.set(r.digest, { address: r.digest, digest: r.file, size: r.size });
-      for (const inner of partRefsOfFile(f)) stack.push(inner);
+      for (const inner of innerRefsAt(f, p, reader.checked(), lengths)) stack.push(inner);
     } catch (e) {
       if (e instanceof PartError)
         throw new ReceiptError('CHAIN_INVALID', e.message, {

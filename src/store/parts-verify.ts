@@ -6,8 +6,9 @@
  */
 import type { Json } from '../canonical/json.js';
 import type { Problem } from '../chain/report.js';
-import { PartError, partRefsIn, partRefsOfFile, type PartRef, type PartSource } from '../record/v3/parts.js';
+import { PartError, partRefsIn, type PartRef, type PartSource } from '../record/v3/parts.js';
 import { tooDeepFrom } from '../record/v3/part-depth.js';
+import { innerRefsAt } from '../record/v3/part-places.js';
 import { PartReader } from '../record/v3/part-reader.js';
 import { PART_SLOTS } from './parts-prepare.js';
 
@@ -27,6 +28,7 @@ export async function verifyParts(
   const problems: Problem<PartProblemCode>[] = [];
   const seen = new Set<string>();
   const depths = new Map<string, number>();
+  const lengths = new Map<string, number>();
   const check = async (ref: PartRef, seq: number, path: string): Promise<void> => {
     const first = !seen.has(ref.digest);
     // Depth-first through part files with an explicit stack: a chat's lists form long base chains.
@@ -41,7 +43,7 @@ export async function verifyParts(
         }
         seen.add(r.digest);
         const f = await reader.file(r, { seq, path: p });
-        for (const inner of partRefsOfFile(f)) stack.push({ ref: inner, path: p });
+        for (const inner of innerRefsAt(f, p, reader.checked(), lengths)) stack.push(inner);
       } catch (e) {
         if (!(e instanceof PartError)) throw e;
         const file = options.where?.(r.digest);
@@ -96,6 +98,7 @@ export function partsOfJournal(
   if (store === undefined) return null;
   const reader = new PartReader((a, size) => store.get(a, size));
   const seen = new Set<string>();
+  const lengths = new Map<string, number>();
   return {
     async reached(text, seq) {
       if (!text.includes(PART_NAME_TEXT)) return [];
@@ -105,16 +108,16 @@ export function partsOfJournal(
         const v = record[slot];
         if (v === null || typeof v !== 'object') continue;
         for (const { ref, path } of partRefsIn(v, `/${slot}`)) {
-          const stack: PartRef[] = [ref];
+          const stack = [{ ref, path }];
           while (stack.length > 0) {
-            const r = stack.pop()!;
+            const { ref: r, path: p } = stack.pop()!;
             if (seen.has(r.digest)) {
-              reader.held(r, { seq, path }); // the same file digest and size as its first reference (§9 step 3)
+              reader.held(r, { seq, path: p }); // the same file digest and size as its first reference (§9 step 3)
               continue;
             }
             seen.add(r.digest);
-            const f = await reader.file(r, { seq, path });
-            stack.push(...partRefsOfFile(f));
+            const f = await reader.file(r, { seq, path: p });
+            for (const inner of innerRefsAt(f, p, reader.checked(), lengths)) stack.push(inner);
             const bytes = await store.get(r.digest, r.size);
             if (bytes instanceof Uint8Array) out.push({ address: r.digest, bytes });
           }

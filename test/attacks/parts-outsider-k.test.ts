@@ -10,6 +10,8 @@
  * - F6: parts each nesting 120 arrays deep stood for a value 33 × 120 deep; `log` and `diff` ran out of stack. A
  *   resolved value nests at most 127 deep, as a record's slot may (PARTS §10).
  * - F7: a byte order mark before a part file's JSON was taken off and the file accepted.
+ * - F8: a missing part referenced inside another part was located at the record's reference by verify and
+ *   export, and where it stands in the expanded value by show, log and diff: one place now, the latter.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -52,6 +54,11 @@ class HandJournal {
   }
   value(value: Json): Json {
     return this.raw(canonicalJsonTrusted({ seed: randomBytes(32).toString('hex'), value }));
+  }
+  /** Removes the part file a reference names. */
+  remove(ref: Json): void {
+    const hex = (ref as { '$stepchain:part': { digest: string } })['$stepchain:part'].digest.slice(7);
+    rmSync(join(this.dir, 'parts', hex.slice(0, 2), hex.slice(2)));
   }
   list(base: Json, tail: Json[]): Json {
     return this.raw(canonicalJsonTrusted({ base, seed: randomBytes(32).toString('hex'), tail }));
@@ -256,4 +263,39 @@ test('outsider L: an honest append of 90 nested objects of 1 KiB (each stored as
   expect(JSON.stringify(JSON.parse(show.out))).toContain(JSON.stringify(v));
   expect(cli(['export', join(dir, 'j'), '-o', join(dir, 'r.tar')]).rc).toBe(0);
   expect(cli(['verify', join(dir, 'r.tar')]).rc).toBe(0);
+});
+
+test('F8: verify, export, show and log name one place for a missing part nested in another part or a list', () => {
+  const j = new HandJournal(join(tempDir('parts-k-'), 'j'));
+  const nested = j.value('MISSING-ONE');
+  const holder = j.value({ a: { b: [0, nested] } });
+  const inTail = j.value('MISSING-TWO');
+  const base = j.value([1]);
+  const list = j.list(j.list(base, [2]), [3, { q: inTail }]);
+  j.append({ input: 1 });
+  j.append({ input: { z: holder } });
+  j.append({ prompt: { k: [list] } });
+  j.remove(nested);
+  j.remove(inTail);
+  const places = [
+    [1, '/input/z/a/b/1'],
+    [2, '/prompt/k/0/3/q'],
+  ];
+  const verify = cli(['verify', j.dir, '--json']);
+  expect(verify.rc).toBe(1);
+  const problems = (
+    JSON.parse(verify.out) as { report: { problems: { code: string; location: { seq: number; path: string } }[] } }
+  ).report.problems;
+  expect(problems.map((p) => [p.code, p.location.seq, p.location.path])).toEqual(
+    places.map(([seq, path]) => ['PART_MISSING', seq, path]),
+  );
+  for (const [seq, path] of places) {
+    const show = cli(['show', j.dir, String(seq), '--json']);
+    expect(show.rc).toBe(2);
+    expect(JSON.parse(show.out)).toMatchObject({ error: { code: 'PART_MISSING', location: { seq, path } } });
+  }
+  expect(cli(['log', j.dir, '--jsonl']).err).toContain(`[seq 1, /input/z/a/b/1]`);
+  const exported = cli(['export', j.dir, '-o', join(j.dir, '..', 'r.tar.gz')]);
+  expect(exported.rc).toBe(2);
+  expect(exported.err).toContain(`[seq 1, /input/z/a/b/1]`);
 });
