@@ -58,7 +58,7 @@ import type {
   Lineage,
   RunStateCache,
 } from '../types.js';
-import type { SqliteFile } from './db.js';
+import { nextTurn, type SqliteFile } from './db.js';
 import type { Connection } from './driver.js';
 import {
   dropRunState,
@@ -191,6 +191,11 @@ export class SqliteJournal implements Journal, LineRewriter {
           const outcome = (await this.commitOn(db, head, [{ steps: prepared }]))[0]!;
           const next = outcome.ok ? lockedHead(db, this.key) : head;
           if (next === null) throw this.gone();
+          // A turn of the event loop between chunks: the batch may run for minutes, and this process's timers
+          // and I/O run meanwhile. Nothing of this store's interleaves: its other transactions queue behind
+          // this one, its reads see the chain as last committed, and another connection's BEGIN waits on the
+          // event loop (db.ts begin), never in the driver.
+          await nextTurn();
           return { outcome, head: next };
         },
       }),
