@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from typing import Any, Optional
 
@@ -127,12 +128,14 @@ def erase(path: str, seq: int, pointer: str, reason: str, by: Optional[str] = No
     try:
         if journal.genesis.get("format") != FORMAT_V3:
             raise _refuse("ERASURE_TARGET_INVALID", f"a {journal.genesis.get('format')} journal hashes raw values: it cannot erase one; remove it whole (retention)")
-        for _ in range(MAX_AGAIN + 1):
+        for again in range(MAX_AGAIN + 1):
             done = _erase_at_head(journal, seq, pointer, reason, by)
             if done is not None:
                 return done
-        raise _refuse("ERASURE_TARGET_INVALID", f"seq {seq} {pointer}: other erasures of that record kept being recorded while this one "
-                      f"was checked, {MAX_AGAIN} times; nothing written (resume, verify, then erase again)")
+            # ERASURE.md §4 step 4: a random pause before going back, so that erases in several processes part.
+            time.sleep(random.random() * min(100, 2 ** (again + 1)) / 1000)
+        raise _refuse("ERASURE_CONTENDED", f"seq {seq} {pointer}: other erasures of that record kept being recorded while this one "
+                      f"was checked, {MAX_AGAIN} times; nothing written (erase again; if it is refused again, resume and verify)")
     finally:
         journal.close()
 

@@ -241,14 +241,27 @@ function erasureOf(text: string): { seq: number; step_id: string; input: Erasure
  */
 const MAX_AGAIN = 16;
 
-/** Counts a caller's `again`; refuses, nothing written, past MAX_AGAIN. */
+/**
+ * Counts a caller's `again`; refuses, nothing written, past MAX_AGAIN, with a code of its own: the erase itself
+ * is valid, and the same call made later succeeds (ERASURE_TARGET_INVALID, which it was, says nothing is there
+ * to erase; outsider J).
+ */
 export function checkAgain(times: number, req: EraseRequest): void {
   if (times <= MAX_AGAIN) return;
   throw new ErasureError(
-    'ERASURE_TARGET_INVALID',
-    `seq ${req.seq} ${req.path}: other erasures of that record kept being recorded (or one cannot be completed nor reported) while this one was checked, ${MAX_AGAIN} times; nothing written (run stepchain erase --resume and verify, then erase again)`,
+    'ERASURE_CONTENDED',
+    `seq ${req.seq} ${req.path}: other erasures of that record kept being recorded (or one cannot be completed nor reported) while this one was checked, ${MAX_AGAIN} times; nothing written (erase again; if it is refused again, run stepchain erase --resume and verify)`,
     req.path,
   );
+}
+
+/**
+ * The pause before an erase goes back (spec/ERASURE.md §4 step 4): a random time up to 2^`times` ms, at most
+ * 100 ms, so that erases of one record in several processes stop meeting each other at the same moments.
+ */
+export function pauseBeforeAgain(times: number): Promise<void> {
+  const most = Math.min(100, 2 ** times);
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * most));
 }
 
 /** Whether `record` holds the unit an erasure record names, with the digest it names. */

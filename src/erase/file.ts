@@ -18,6 +18,7 @@ import { FORMAT_V3 } from '../record/v3.js';
 import {
   appendErasure,
   checkAgain,
+  pauseBeforeAgain,
   erasureStepId,
   fault,
   hasMarker,
@@ -101,7 +102,10 @@ export async function eraseValue(store: FileStore, id: string, req: EraseRequest
     } finally {
       await journal.close();
     }
-    if (attempt === 'again') continue;
+    if (attempt === 'again') {
+      await pauseBeforeAgain(again + 1);
+      continue;
+    }
     const { appended, input } = attempt;
     fault('after-record');
     const done = await completeErasure(paths, appended.step_id, input, await voidedIn(store, id, paths, input));

@@ -14,6 +14,7 @@ import { ERASED_MARKER, ERASURE_KIND, erasureInputOf, eraseUnit, type ErasureInp
 import {
   appendErasure,
   checkAgain,
+  pauseBeforeAgain,
   fault,
   hasMarker,
   targetNotEarlier,
@@ -163,6 +164,7 @@ async function eraseOpen(
     // Another erase of the record was recorded since the check: complete it (a resume), then check afresh.
     if (attempt === 'again') {
       cannot = undefined;
+      await pauseBeforeAgain(again + 1);
       continue;
     }
     const { appended, input } = attempt;

@@ -55,6 +55,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof
 
 export type ErasureErrorCode =
   | 'ERASURE_TARGET_INVALID'
+  | 'ERASURE_CONTENDED'
   | 'ERASURE_SIGNED'
   | 'ERASURE_INSIDE_PART'
   | 'ERASURE_CHUNK'
@@ -220,8 +221,7 @@ function slotSources(r: Rec): SlotSource[] {
 
 /**
  * R of a record from what it holds — its seed, or (sealed form) its kept keys and salts with erased units'
- * digests as given — and, when asked, the units of one slot in preorder (in sealed form an erased unit is
- * not among them: its salt is gone).
+ * digests as given — and, when asked, the units of one slot in preorder (sealed: without the erased ones).
  */
 export function rootOfRemaining(r: Rec, collect?: { slot: string; units: Unit[] }): string {
   const sources = slotSources(r);

@@ -191,12 +191,7 @@ export class SqliteJournal implements Journal, LineRewriter {
           const outcome = (await this.commitOn(db, head, [{ steps: prepared }]))[0]!;
           const next = outcome.ok ? lockedHead(db, this.key) : head;
           if (next === null) throw this.gone();
-          // A turn of the event loop between chunks: the batch may run for minutes, and this process's timers
-          // and I/O run meanwhile. Nothing of this store's interleaves: its other transactions queue behind
-          // this one, its reads see the chain as last committed, and another connection's BEGIN waits on the
-          // event loop (db.ts begin), never in the driver.
-          await nextTurn();
-          return { outcome, head: next };
+          return nextTurn().then(() => ({ outcome, head: next })); // timers and I/O run between chunks (SQLITE.md §6.2)
         },
       }),
     );
