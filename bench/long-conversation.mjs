@@ -1,4 +1,4 @@
-// `npm run bench:conversation`: the read commands on a long conversation (outsider I, F6). A chat agent's prompt
+// `npm run bench:conversation`: the read commands and publishing on a long conversation (outsider I, F6). A chat agent's prompt
 // repeats the whole conversation so far; a stepchain/v3 journal stores each prompt once, as a list part over the
 // previous one (spec/PARTS.md §4.2), so the journal grows with what is new. What a reader shows is each prompt in
 // full, so `log` and `diff` build n values of up to n messages: their work grows with n² by nature, and what this
@@ -8,13 +8,14 @@
 // For each size it builds a v3 file journal (FileStore, fsync none) of n model calls, the i-th prompt holding 40 +
 // i messages, then times whole `stepchain` processes on it, median of --reps (default 3), peak RSS beside:
 // `verify` (the limit the others stand on: every command here verifies first), `log`, `diff` of the journal with
-// itself, `export` to a receipt and `verify` of that receipt. With `--baseline DIR` (DIR an earlier build's dist/)
+// itself, `export` to a receipt and `verify` of that receipt, `publish` with an e-mail detector (one message in 50
+// holds an address) and `verify` of that publication. With `--baseline DIR` (DIR an earlier build's dist/)
 // each command also runs on that build, in adjacent runs, and its ratio is printed.
 //
 //   node bench/long-conversation.mjs [--sizes 1000,2000,4000] [--reps 3] [--baseline DIR]
 // Prints a Markdown section for bench/RESULTS.md.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +40,9 @@ async function build(dir, n) {
   for (let i = 0; i < 40; i++) messages.push({ role: 'user', content: `an earlier message, number ${i}` });
   let batch = [];
   for (let i = 0; i < n; i++) {
-    messages.push({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: ${'words '.repeat(8)}` });
+    // One message in 50 holds an e-mail address: what the publish row's policy withholds.
+    const mail = i % 50 === 0 ? ` write to person${i}@example.com` : '';
+    messages.push({ role: i % 2 ? 'assistant' : 'user', content: `turn ${i}: ${'words '.repeat(8)}${mail}` });
     batch.push({
       prompt: [...messages],
       model: 'bench-model',
@@ -74,12 +77,18 @@ for (const n of SIZES) {
     const j = await build(dir, n);
     const receipt = join(dir, 'r.tar.gz');
     timed(builds[0][1], ['export', j, '-o', receipt]); // the receipt the last row verifies
+    const policy = join(dir, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ rules: [{ id: 'mail', detectors: ['email'] }] }));
+    const publication = join(dir, 'p.tar');
+    timed(builds[0][1], ['publish', j, '--policy', policy, '--opt-in', '-o', publication]);
     const commands = [
       ['verify', ['verify', j]],
       ['log', ['log', j]],
       ['diff (the journal with itself)', ['diff', j, j]],
       ['export', ['export', j, '-o', join(dir, 'again.tar.gz')]],
       ['verify of the receipt', ['verify', receipt]],
+      ['publish (e-mail detector)', ['publish', j, '--policy', policy, '--opt-in', '-o', join(dir, 'again.tar')]],
+      ['verify of the publication', ['verify', publication]],
     ];
     for (const [name, args] of commands) {
       const per = builds.map(() => ({ ms: [], rss: [] }));
@@ -87,6 +96,7 @@ for (const n of SIZES) {
         for (let b = 0; b < builds.length; b++) {
           const k = (b + r) % builds.length; // adjacent runs, rotating which build goes first
           if (name === 'export') rmSync(join(dir, 'again.tar.gz'), { force: true });
+          if (name.startsWith('publish')) rmSync(join(dir, 'again.tar'), { force: true });
           const got = timed(builds[k][1], args);
           per[k].ms.push(got.ms);
           per[k].rss.push(got.rss);
@@ -101,11 +111,11 @@ for (const n of SIZES) {
 
 const out = [];
 out.push(
-  `### Long conversations: the read commands (\`node bench/long-conversation.mjs${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}\`)`,
+  `### Long conversations: the read commands and publishing (\`node bench/long-conversation.mjs${process.argv.slice(2).length ? ' ' + process.argv.slice(2).join(' ') : ''}\`)`,
 );
 out.push('');
 out.push(
-  `${cpus().length} cores, Node ${process.version}, load average ${load0.toFixed(1)} at the start and ${loadavg()[0].toFixed(1)} at the end. A stepchain/v3 file journal of n model calls, the i-th prompt 40 + i chat messages (stored once each, as list parts); whole \`stepchain\` processes, median of ${REPS}; *× the size before*: the time against the row with half the calls (≈ 2 where the work grows with the journal, ≈ 4 where with its square).`,
+  `${cpus().length} cores, Node ${process.version}, load average ${load0.toFixed(1)} at the start and ${loadavg()[0].toFixed(1)} at the end. A stepchain/v3 file journal of n model calls, the i-th prompt 40 + i chat messages (stored once each, as list parts; one message in 50 holds an e-mail address, which \`publish\` withholds with the e-mail detector); whole \`stepchain\` processes, median of ${REPS}; *× the size before*: the time against the row with half the calls (≈ 2 where the work grows with the journal, ≈ 4 where with its square).`,
 );
 out.push('');
 const head = ['n', 'command', 'ms', '× the size before', 'peak RSS MB'];

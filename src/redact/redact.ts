@@ -58,10 +58,13 @@ export function rulesForStep(policy: Policy, seq: number, tool: string | null): 
   );
 }
 
+const NO_SALT = new Uint8Array(0);
+
 interface Walk {
   seq: number;
   rules: CompiledRule[];
-  salt: SaltSource;
+  /** null: no commitment is made (a stepchain/v3 publication commits to each unit itself, §13). */
+  salt: SaltSource | null;
   out: Redaction[];
 }
 
@@ -69,12 +72,14 @@ interface Walk {
  * Redacts one step. `fields` holds the original values of the content fields and meta (blobs already
  * resolved); the result holds the redacted value of each (the same object when nothing changed). The
  * record profile says which members a policy may redact, in walk order, and what the step's tool is.
+ * `salt` draws each marker's salt; null makes no commitment (each redaction's `commitment` is empty): a
+ * stepchain/v3 publication, which commits to every unit itself, reads only what was selected.
  */
 export function redactStep(
   policy: Policy,
   seq: number,
   fields: Partial<Record<string, Json>>,
-  salt: SaltSource,
+  salt: SaltSource | null,
   profile: RecordProfile = DEFAULT_FORMAT.records[0]!,
 ): { fields: Record<string, Json>; redactions: Redaction[] } {
   const rules = rulesForStep(policy, seq, profile.toolName(fields));
@@ -109,8 +114,10 @@ function marker(
   text?: string,
   spans?: [number, number][],
 ): RedactionMarker {
-  const salt = w.salt();
-  const c = commitment(salt, value);
+  // Hashing the value for a commitment no v3 publication uses was a seventh of publishing a chat with a secret in
+  // every message (each prompt repeats them all).
+  const salt = w.salt === null ? NO_SALT : w.salt();
+  const c = w.salt === null ? '' : commitment(salt, value);
   w.out.push({
     seq: w.seq,
     path: toPointer(tokens),

@@ -111,21 +111,33 @@ export function b64uDecode(text: unknown): Uint8Array | null {
   return b64u(out) === text ? out : null;
 }
 
-/** The escaped-text byte offset of each UTF-16 index of `s` (JCS escaping, UTF-8), for mapping detector spans onto chunks. */
-function escapedOffsets(s: string): number[] {
-  const enc = new TextEncoder();
+/**
+ * The escaped-text byte offset of each UTF-16 index of `s` (JCS escaping, UTF-8), for mapping detector spans onto
+ * chunks. Each code point's length is counted, not encoded: encoding each one's JSON text was most of the time of
+ * publishing a chat, whose every prompt repeats the messages before it (a 2 000-turn conversation: 6 minutes).
+ */
+export function escapedOffsets(s: string): number[] {
   const off = new Array<number>(s.length + 1);
   let at = 0;
   for (let i = 0; i < s.length;) {
     const cp = s.codePointAt(i)!;
-    const n = cp > 0xffff ? 2 : 1;
     off[i] = at;
-    if (n === 2) off[i + 1] = at;
-    at += enc.encode(JSON.stringify(String.fromCodePoint(cp))).length - 2;
-    i += n;
+    if (cp > 0xffff) off[i + 1] = at;
+    at += escapedLength(cp);
+    i += cp > 0xffff ? 2 : 1;
   }
   off[s.length] = at;
   return off;
+}
+
+/** The UTF-8 bytes of one code point in a JCS string (RFC 8785 §3.2.2.2, JSON.stringify's escaping). */
+function escapedLength(cp: number): number {
+  if (cp === 0x22 || cp === 0x5c) return 2; // \" \\
+  if (cp < 0x20) return cp === 0x08 || cp === 0x09 || cp === 0x0a || cp === 0x0c || cp === 0x0d ? 2 : 6;
+  if (cp < 0x80) return 1;
+  if (cp < 0x800) return 2;
+  if (cp >= 0xd800 && cp <= 0xdfff) return 6; // a lone surrogate is written \uXXXX
+  return cp < 0x10000 ? 3 : 4;
 }
 
 /** The redactable slots and the tool name, as the policy walk (redact.ts) reads a v3 record. */
@@ -185,7 +197,7 @@ function commitStored(record: JsonObject, bind: string): Committed {
  */
 export function publicRecordV3(record: JsonObject, bind: string, policy: Policy, d?: UnsaltedDigests): V3PublicRecord {
   const k = commitStored(record, bind);
-  const redactions = held(d, record, redactStep(policy, k.seq, k.values, () => new Uint8Array(32), V3_WALK).redactions);
+  const redactions = held(d, record, redactStep(policy, k.seq, k.values, null, V3_WALK).redactions);
   const rules = rulesForStep(policy, k.seq, V3_WALK.toolName(k.values));
   SLOTS.forEach((name, j) => selected(name, record, k.trees[j]!, redactions, rules, k.needles, k.seq));
   return buildPublicRecord(k, []);
@@ -210,7 +222,7 @@ export async function selectRecordV3Parts(
   const resolved: Record<string, Json> = {};
   for (const s of SLOTS)
     if (s in k.values) resolved[s] = s === 'meta' ? k.values[s]! : await parts.resolve(k.values[s]!, seq, `/${s}`);
-  const redactions = held(d, record, redactStep(policy, seq, resolved, () => new Uint8Array(32), V3_WALK).redactions);
+  const redactions = held(d, record, redactStep(policy, seq, resolved, null, V3_WALK).redactions);
   const rules = rulesForStep(policy, seq, V3_WALK.toolName(resolved));
   for (const r of redactions) {
     const tokens = parsePointer(r.path);
