@@ -71,10 +71,7 @@ function shownText(v: Json): string {
     // An object all of whose members are withheld: their names are withheld too.
     if (name === V3_WITHHELD && Array.isArray(body)) return `{‹${body.length} withheld›}`;
     if (name === V3_ERASED) return Array.isArray(body) ? `{‹${body.length} erased›}` : '‹erased›';
-    if (name === V3_CHUNKS && Array.isArray(body))
-      return (
-        '"' + body.map((c) => (typeof c === 'string' ? JSON.stringify(c).slice(1, -1) : '‹withheld›')).join('') + '"'
-      );
+    if (name === V3_CHUNKS && Array.isArray(body)) return chunksText(body as Json[]);
     return '‹redacted›';
   }
   const parts = Object.keys(v)
@@ -86,6 +83,25 @@ function shownText(v: Json): string {
   const erased: unknown = v[V3_ERASED];
   if (Array.isArray(erased)) parts.push(`‹${erased.length} erased›`);
   return '{' + parts.join(',') + '}';
+}
+
+/**
+ * A string with withheld chunks: its shown chunks as quoted text, each withheld one as ‹withheld› between the
+ * quotes, outside them — `"write to "‹withheld›" today"` — so that a string whose text itself holds "‹withheld›"
+ * (shown inside its quotes) cannot pass for a withheld chunk, nor a withheld chunk for text (outsider M).
+ */
+function chunksText(chunks: readonly Json[]): string {
+  let out = '';
+  let text: string | null = null;
+  for (const c of chunks) {
+    if (typeof c === 'string') text = (text ?? '') + c;
+    else {
+      if (text !== null) out += JSON.stringify(text);
+      text = null;
+      out += '‹withheld›';
+    }
+  }
+  return text === null ? out : out + JSON.stringify(text);
 }
 
 const V3_WITHHELD = '$stepchain:withheld';

@@ -120,3 +120,17 @@ describe('PublicPartResolution', () => {
     });
   });
 });
+
+describe('a withheld chunk in people-facing text', () => {
+  test('stands outside the quotes, so that text holding "‹withheld›" cannot pass for one, nor one for text', async () => {
+    const { renderValue } = await import('../../src/diff/summary.js');
+    const chunks = {
+      '$stepchain:chunks': ['write to ', { '$stepchain:withheld': 'sha256:' + '1'.repeat(64) }, ' today'],
+    };
+    expect(renderValue(chunks, 200)).toBe('"write to "‹withheld›" today"');
+    expect(renderValue('write to ‹withheld› today', 200)).toBe('"write to ‹withheld› today"');
+    expect(
+      renderValue({ '$stepchain:chunks': [{ '$stepchain:withheld': 'sha256:' + '2'.repeat(64) }, 'x'] }, 200),
+    ).toBe('‹withheld›"x"');
+  });
+});

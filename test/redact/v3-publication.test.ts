@@ -100,7 +100,7 @@ describe('diff of two v3 publications', () => {
     const { pub } = await published();
     const r = JSON.parse(pub.lines[2]!);
     // pin and approved are withheld members: one entry, their names withheld too.
-    expect(renderValue(r.input, 500)).toBe('{"note":"‹withheld›invoice INV-9 before Friday.",‹2 withheld›}');
+    expect(renderValue(r.input, 500)).toBe('{"note":‹withheld›"invoice INV-9 before Friday.",‹2 withheld›}');
     expect(renderValue(r.meta, 50)).toBe('‹withheld›');
     expect(
       describeField(
