@@ -29,6 +29,7 @@ export { verifyDisclosure, type DisclosureProof, type DisclosureReport } from '.
 export { verifyOpening, type SlotOpening, type OpeningReport } from './redact/opening.js';
 export { verifyStepDisclosure, type StepDisclosureReport } from './redact/disclose-step.js';
 export { verifyHashDisclosure, type HashDisclosureReport } from './redact/disclose-hash.js';
+export { verifyUnitOpening, type UnitOpening, type UnitOpeningReport } from './redact/v3-opening.js';
 export {
   verifyCheckpoint,
   verifyProofDocument,

@@ -446,6 +446,7 @@ describe('the entry points', () => {
         'verifyRange',
         'verifyReceipt',
         'verifyStepDisclosure',
+        'verifyUnitOpening',
       ],
     ],
     [
@@ -484,6 +485,7 @@ describe('the entry points', () => {
         'disclose',
         'discloseHash',
         'discloseStep',
+        'discloseUnit',
         'openSlot',
         'publish',
         'verifyDisclosureFiles',

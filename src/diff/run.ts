@@ -180,9 +180,10 @@ export class Run {
     for (const f of this.spec.fields) {
       if (!Object.hasOwn(rec, f) || rec[f] === undefined) continue;
       let v = rec[f] as Json;
+      // Looked for in the value as stored, not once resolved: a chat's resolved prompt holds the whole conversation.
+      const published = this.publicParts !== null && publicPartRefsIn(v).length > 0;
       if (this.parts !== null && partRefsIn(v).length > 0) v = await this.parts.resolve(v, { seq, path: `/${f}` });
-      if (this.publicParts !== null && publicPartRefsIn(v).length > 0)
-        v = await this.publicParts.resolve(v, { seq, path: `/${f}` });
+      if (published) v = await this.publicParts.resolve(v, { seq, path: `/${f}` });
       raw.set(f, v);
       const state = this.spec.fieldStates.get(f) ?? [];
       // A pattern reaching into a blob-held field needs the value itself (spec/DIFF.md §3.2).

@@ -71,7 +71,7 @@ function shownText(v: Json): string {
     // An object all of whose members are withheld: their names are withheld too.
     if (name === V3_WITHHELD && Array.isArray(body)) return `{‹${body.length} withheld›}`;
     if (name === V3_ERASED) return Array.isArray(body) ? `{‹${body.length} erased›}` : '‹erased›';
-    if (name === V3_CHUNKS && Array.isArray(body)) return chunksText(body as Json[]);
+    if (name === V3_CHUNKS && Array.isArray(body)) return chunksText(body);
     return '‹redacted›';
   }
   const parts = Object.keys(v)
@@ -119,14 +119,23 @@ export function describeField(f: FieldDiff, max: number): string {
   const p = dottedPath(f.path);
   switch (f.kind) {
     case 'added':
-      return `${p} added: ${renderValue(f.b, max)}`;
+      return `${p} added: ${withheldCount(f) ?? renderValue(f.b, max)}`;
     case 'removed':
-      return `${p} removed (was ${renderValue(f.a, max)})`;
+      return `${p} removed (was ${withheldCount(f) ?? renderValue(f.a, max)})`;
     case 'type-changed':
       return `${p} ${renderValue(f.a, max)} → ${renderValue(f.b, max)} (${typeName(f.a)} → ${typeName(f.b)})`;
     default:
       return `${p} ${renderValue(f.a, max)} → ${renderValue(f.b, max)}`;
   }
+}
+
+/**
+ * An object's withheld members as people read them, `‹n withheld›`, where a difference is that list itself
+ * (`… (its withheld members) added`): their digests are salted, a run's own, and say nothing to a reader.
+ */
+function withheldCount(f: FieldDiff): string | null {
+  const list = f.kind === 'added' ? f.b : f.a;
+  return f.path.endsWith(`/${V3_WITHHELD}`) && Array.isArray(list) ? `‹${list.length} withheld›` : null;
 }
 
 /** What a step is, in a few words: its tool call's name, or its first non-null content. */

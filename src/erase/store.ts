@@ -66,7 +66,7 @@ const underWay = new WeakMap<Store, Map<string, Promise<unknown>>>();
  */
 function oneAtATime<T>(store: Store, id: string, erase: () => Promise<T>): Promise<T> {
   let journals = underWay.get(store);
-  if (journals === undefined) underWay.set(store, (journals = new Map()));
+  if (journals === undefined) underWay.set(store, (journals = new Map<string, Promise<unknown>>()));
   const run = (journals.get(id) ?? Promise.resolve()).then(erase, erase);
   const settled = run.then(
     () => undefined,

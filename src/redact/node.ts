@@ -437,7 +437,7 @@ async function notAnchored(bytes: Uint8Array, receiptPath: string): Promise<Reda
   );
 }
 
-async function writeProof(out: string, proof: unknown): Promise<void> {
+export async function writeProof(out: string, proof: unknown): Promise<void> {
   try {
     await writeFile(out, JSON.stringify(proof) + '\n', { flag: 'wx', mode: 0o600 }); // it reveals values: private until shared
   } catch (e) {
@@ -481,7 +481,7 @@ export async function verifyDisclosureFiles(
   return verifyDisclosure(bytes, proof, options);
 }
 
-async function readReceiptBytes(path: string): Promise<Uint8Array> {
+export async function readReceiptBytes(path: string): Promise<Uint8Array> {
   try {
     return new Uint8Array(await readFile(path));
   } catch (e) {

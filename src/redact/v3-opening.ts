@@ -28,7 +28,7 @@ import type { ByteInput } from '../receipt/verify.js';
 import type { DisclosureProblemCode } from './disclose.js';
 import { RedactError } from './errors.js';
 import { b64uDecode, unitTree } from './v3-public.js';
-import { verifyPublishedReceipt } from './verify.js';
+import { verifyPublishedReceipt, type VerifyPublishedOptions } from './verify.js';
 
 export const UNIT_OPENING_FORMAT = 'stepchain-opening/v2';
 
@@ -44,6 +44,9 @@ export interface UnitOpening {
   /** The unit's value (a chunk: the string it encodes). */
   value: Json;
 }
+
+/** What a unit opening's receipt is held to besides verifying as a publication: a pinned key or head. */
+type Pins = Omit<VerifyPublishedOptions, 'locate'>;
 
 export interface UnitOpeningReport {
   ok: boolean;
@@ -148,7 +151,7 @@ function openingDefect(p: unknown): string | null {
 }
 
 /** Verifies a unit opening against a published v3 receipt. Never throws on the receipt's or the proof's content. */
-export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Promise<UnitOpeningReport> {
+export async function verifyUnitOpening(bytes: ByteInput, proof: unknown, pins: Pins = {}): Promise<UnitOpeningReport> {
   const report: UnitOpeningReport = { ok: false, problems: [], seq: null, path: null, value: null };
   const fail = (code: DisclosureProblemCode, message: string): UnitOpeningReport => {
     report.problems.push({ code, message });
@@ -157,9 +160,8 @@ export async function verifyUnitOpening(receipt: ByteInput, proof: unknown): Pro
   const defect = openingDefect(proof);
   if (defect) return fail('PROOF_INVALID', defect);
   const p = proof as UnitOpening;
-  report.seq = p.seq;
-  report.path = p.path;
-  const published = await verifyPublishedReceipt(receipt, { locate: { seq: p.seq, step: true } });
+  [report.seq, report.path] = [p.seq, p.path];
+  const published = await verifyPublishedReceipt(bytes, { ...pins, locate: { seq: p.seq, step: true } });
   if (!published.ok || published.publication === null)
     return fail(
       'RECEIPT_INVALID',

@@ -250,8 +250,7 @@ async function publishParts(
     const parsed = parsePublicPartFile(made.bytes);
     const base = p.file.kind === 'list' ? baseElements(p.file.base.digest, publicParts, parts, elements) : null;
     const checked = typeof parsed === 'string' ? null : checkPublicPart(parsed, p.part, base);
-    if (checked === null || !checked.ok)
-      throw sourceInvalid(`the public file of part ${p.part} does not give its address`);
+    if (!checked?.ok) throw sourceInvalid(`the public file of part ${p.part} does not give its address`);
     if (checked.elements !== null) elements.set(p.part, checked.elements);
     publicParts.set(p.part, made.bytes);
     const nl = made.bytes.indexOf(0x0a);

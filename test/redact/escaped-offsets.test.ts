@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapedOffsets } from '../../src/redact/v3-public.js';
+import { escapedOffsets } from '../../src/redact/escaped-offsets.js';
 
 /** The offsets as they were computed: each code point's JSON text, encoded. */
 function encodedOffsets(s: string): number[] {

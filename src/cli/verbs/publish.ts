@@ -5,7 +5,7 @@
  * (--check) checks such a proof against the public receipt.
  */
 import { resolve } from 'node:path';
-import { disclose, discloseHash, discloseStep, publish, verifyDisclosureFiles } from '../../publish.js';
+import { disclose, discloseHash, discloseStep, discloseUnit, publish, verifyDisclosureFiles } from '../../publish.js';
 import { readPublicKeyFile } from '../../keys.js';
 import { EXIT_FAILED, EXIT_OK, UsageError, type Context, type Verb } from '../cli.js';
 import { intArg } from '../args.js';
@@ -148,7 +148,7 @@ export const discloseVerb: Verb = {
   name: 'disclose',
   summary: 'reveal one redacted value of a published receipt with a proof anyone can check, or check a proof',
   usage:
-    '<public receipt> (--secrets file (--seq N [--path /pointer] | --hash-only [--seq N]) [-o proof.json] | --check proof.json) [--pubkey file]',
+    '<public receipt> (--secrets file (--seq N [--path /pointer] | --hash-only [--seq N]) [-o proof.json] | --journal dir --seq N --path /pointer [--chunk K] [-o proof.json] | --check proof.json) [--pubkey file]',
   description: [
     'With --secrets, --seq and --path: makes a disclosure proof (the value and its salt) for the marker at that step and',
     'path, checks it against the receipt, and prints it (or writes it with -o, mode 0600; never overwriting).',
@@ -159,12 +159,21 @@ export const discloseVerb: Verb = {
     "`stepchain verify --head`): opens only the anchor's commitment to the original hash of step N (default: the original head),",
     'disclosing no value, for someone who already holds that hash (§8.5). It lets its holder test guesses of the values',
     'redacted up to step N, as holding the original head does.',
+    'With --journal, --seq and --path (a stepchain/v3 publication, which has no secrets file): opens the unit withheld there',
+    "(with --chunk K, the K-th chunk of the string there) from the journal it was published from — the unit's salts derive",
+    "from its record's seed — checks the opening against the receipt, and prints or writes it (-o, mode 0600).",
     'With --check: verifies a proof offline — the receipt verifies as a published receipt, a marker stands at the',
     "proof's location with its rule and commitment, and SHA-256 over the salt and value gives that commitment (or the",
     "step hash opens the anchor's commitment). Exit 0 when the proof holds, 1 when it does not.",
   ].join('\n'),
   options: {
     secrets: { type: 'string', arg: 'file', description: 'the secrets file written by publish --secrets-out' },
+    journal: {
+      type: 'string',
+      arg: 'dir',
+      description: 'a stepchain/v3 publication: the journal it was published from (its units open from their seeds)',
+    },
+    chunk: { type: 'string', arg: 'K', description: 'with --journal: the K-th chunk (from 0) of the string at --path' },
     seq: { type: 'string', arg: 'N', description: 'the step of the redacted value' },
     path: {
       type: 'string',
@@ -212,6 +221,8 @@ export const discloseVerb: Verb = {
     if (values.check !== undefined) return checkDisclosure(out, receipt, values);
     if (values.pubkey !== undefined) throw new UsageError('--pubkey applies to --check', 'disclose');
     if (values['hash-only'] === true) return discloseHashOnly(out, receipt, values);
+    if (values.journal !== undefined) return discloseFromJournal(out, receipt, values);
+    if (values.chunk !== undefined) throw new UsageError('--chunk applies to --journal', 'disclose');
     if (values.secrets === undefined || values.seq === undefined) {
       throw new UsageError(
         'give --secrets and --seq (and --path for one value) to make a proof, or --check proof.json to check one',
@@ -257,7 +268,9 @@ async function checkDisclosure(out: Output, receipt: string, values: Context['va
     values.seq !== undefined ||
     values.path !== undefined ||
     values.out !== undefined ||
-    values['hash-only'] !== undefined
+    values['hash-only'] !== undefined ||
+    values.journal !== undefined ||
+    values.chunk !== undefined
   ) {
     throw new UsageError('--check takes only the receipt, the proof and optionally --pubkey', 'disclose');
   }
@@ -296,7 +309,7 @@ async function checkDisclosure(out: Output, receipt: string, values: Context['va
       );
     else
       out.say(
-        `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))} (rule ${inline(String(report.rule))}) = ${inline(JSON.stringify(report.value))}`,
+        `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))}${report.rule === null ? '' : ` (rule ${inline(report.rule)})`} = ${inline(JSON.stringify(report.value))}`,
       );
     for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
   } else {
@@ -330,4 +343,29 @@ async function discloseHashOnly(out: Output, receipt: string, values: Context['v
     );
   else out.print(JSON.stringify(opening));
   return EXIT_OK;
+}
+
+/** disclose --journal: a withheld unit of a v3 publication opened from the journal it was published from. */
+async function discloseFromJournal(out: Output, receipt: string, values: Context['values']): Promise<number> {
+  if (values.secrets !== undefined) throw new UsageError('--journal and --secrets: give one', 'disclose');
+  if (values.seq === undefined || values.path === undefined)
+    throw new UsageError('--journal needs --seq and --path (the withheld unit to open)', 'disclose');
+  const chunk = values.chunk === undefined ? undefined : intArg(values.chunk, '--chunk', 'disclose');
+  return withJournal(values.journal as string, true, async (journal) => {
+    const { proof } = await discloseUnit(receipt, {
+      journal,
+      seq: intArg(values.seq, '--seq', 'disclose'),
+      path: values.path as string,
+      ...(chunk === undefined ? {} : { chunk }),
+      ...(values.out !== undefined ? { out: values.out as string } : {}),
+    });
+    if (out.json)
+      out.document('disclose', { ok: true, proof, ...(values.out !== undefined ? { out: values.out } : {}) });
+    else if (values.out !== undefined)
+      out.say(
+        `wrote ${inline(values.out as string)}: the opening of the unit withheld at seq ${proof.seq}, ${inline(proof.path)}${chunk === undefined ? '' : ` chunk ${chunk}`}; it reveals that value to whoever receives it`,
+      );
+    else out.print(JSON.stringify(proof));
+    return EXIT_OK;
+  });
 }

@@ -1,0 +1,128 @@
+/**
+ * `stepchain disclose --journal` (spec/REDACTION.md §13.7): a stepchain/v3 publication has no secrets file, and
+ * its withheld units could not be disclosed from the CLI or the package's entry points at all (outsider M). The
+ * opening is made from the journal the receipt was published from, checked against the receipt before it is
+ * written, and checked offline by `disclose --check` as any disclosure is. Real journals and publications.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { cliIn, type CliIn } from '../helpers/cli-in.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const dir = tempDir('stepchain-disclose-v3-');
+let cli: CliIn;
+const SECRET = 'Please mail the refund to grace.hopper@example.org before Friday, thank you.';
+
+beforeAll(async () => {
+  cli = cliIn(dir, {}, { inProcess: true });
+  for (const j of ['runs/pay', 'runs/other']) {
+    await cli.ok('init', j);
+    writeFileSync(
+      join(dir, 'step.json'),
+      JSON.stringify({
+        input: { note: SECRET, pin: '4711' },
+        tool_call: { name: 'refund', arguments: { amount: 10 } },
+      }),
+    );
+    await cli.ok('append', j, '--file', 'step.json');
+  }
+  writeFileSync(
+    join(dir, 'policy.json'),
+    JSON.stringify({
+      rules: [
+        { id: 'pin', paths: ['/input/pin'] },
+        { id: 'mail', detectors: ['email'] },
+      ],
+    }),
+  );
+  await cli.ok('publish', 'runs/pay', '--policy', 'policy.json', '--opt-in', '-o', 'public.tar');
+});
+
+describe('disclose --journal', () => {
+  test('opens a withheld member, and the opening holds offline', async () => {
+    await cli.ok(
+      'disclose',
+      'public.tar',
+      '--journal',
+      'runs/pay',
+      '--seq',
+      '0',
+      '--path',
+      '/input/pin',
+      '-o',
+      'pin.json',
+    );
+    expect(JSON.parse(readFileSync(join(dir, 'pin.json'), 'utf8'))).toMatchObject({
+      format: 'stepchain-opening/v2',
+      seq: 0,
+      path: '/input/pin',
+      value: '4711',
+    });
+    const check = await cli.run('disclose', 'public.tar', '--check', 'pin.json');
+    expect(check.code).toBe(0);
+    expect(check.stderr).toContain('✔ disclosure holds: seq 0, /input/pin = "4711"');
+  });
+
+  test('opens a withheld chunk of a string: the e-mail address inside the note', async () => {
+    const r = await cli.run(
+      'disclose',
+      'public.tar',
+      '--journal',
+      'runs/pay',
+      '--seq',
+      '0',
+      '--path',
+      '/input/note',
+      '--chunk',
+      '0',
+      '--json',
+    );
+    // The address sits in the note's first chunk (64-byte chunks, REDACTION.md §13).
+    expect(r.code).toBe(0);
+    const proof = (JSON.parse(r.stdout) as { proof: { value: string; chunk: number } }).proof;
+    expect(proof.chunk).toBe(0);
+    expect(SECRET.startsWith(proof.value)).toBe(true);
+    expect(proof.value).toContain('grace.hopper@example.org');
+  });
+
+  test('an edited value, another journal, a unit not withheld, a v3 flag on the wrong command: each refused, coded', async () => {
+    const opening = JSON.parse(readFileSync(join(dir, 'pin.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'forged.json'), JSON.stringify({ ...opening, value: '0000' }));
+    const forged = await cli.run('disclose', 'public.tar', '--check', 'forged.json');
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toMatch(/disclosure does NOT hold.*\n.*COMMITMENT_MISMATCH/);
+    // The other journal's seed gives other salts: the opening does not give the receipt's digest.
+    const other = await cli.run(
+      'disclose',
+      'public.tar',
+      '--journal',
+      'runs/other',
+      '--seq',
+      '0',
+      '--path',
+      '/input/pin',
+    );
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/RECEIPT_INVALID: .*COMMITMENT_MISMATCH.*published from/);
+    const shown = await cli.run(
+      'disclose',
+      'public.tar',
+      '--journal',
+      'runs/pay',
+      '--seq',
+      '0',
+      '--path',
+      '/tool_call/arguments/amount',
+    );
+    expect(shown.code).toBe(2);
+    expect(shown.stderr).toMatch(/NOT_REDACTED/);
+    expect((await cli.run('disclose', 'public.tar', '--journal', 'runs/pay', '--seq', '0')).stderr).toMatch(
+      /needs --seq and --path/,
+    );
+    expect((await cli.run('disclose', 'public.tar', '--check', 'pin.json', '--journal', 'runs/pay')).code).toBe(2);
+    expect(
+      (await cli.run('disclose', 'public.tar', '--secrets', 's.json', '--seq', '0', '--chunk', '1')).stderr,
+    ).toMatch(/--chunk applies to --journal/);
+  });
+});
