@@ -4,6 +4,7 @@
  * fired, and a streamed batch held every timer until it ended (outsider J, F2). Each transaction now starts after
  * a turn of the event loop, and a streamed batch takes one between its chunks. No timing: a timer due at once
  * must have run before the appends end, and the batch, still open, must be invisible to a reader meanwhile.
+ * And a batch whose own input throws fails with that error, as in the file store, not as SERVER_ERROR (outsider M).
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -55,6 +56,21 @@ describe('a SQLite store gives the event loop its turns', () => {
     // What the reader saw meanwhile: the chain as last committed, the step before the batch.
     expect(headDuring).toBe(0);
     expect((await reader.head())?.seq).toBe(4000);
+    expect((await j.verify()).ok).toBe(true);
+  });
+
+  test("a streamed batch whose input throws fails with the input's own error, not as the store's, and writes nothing", async () => {
+    const j = await storeAt('throws.db').create('j', { format: 'stepchain/v3' });
+    await j.append({ input: 'before' });
+    const mine = new Error('the source of the steps failed');
+    function* steps(): Generator<StepInput> {
+      for (let i = 0; i < 1000; i++) {
+        if (i === 600) throw mine;
+        yield { input: { i } };
+      }
+    }
+    await expect(j.appendStream(steps())).rejects.toBe(mine);
+    expect((await j.head())?.seq).toBe(0);
     expect((await j.verify()).ok).toBe(true);
   });
 });

@@ -13,7 +13,8 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreError } from '../errors.js';
 import { connect, type Connection } from './driver.js';
-import { cannotWrite, isBusy, translate } from './errors.js';
+import { StepchainError } from '../../errors.js';
+import { cannotWrite, isBusy, sqliteCode, translate } from './errors.js';
 import { APPLICATION_ID, installedVersion, migrate, SQLITE_SCHEMA_VERSION, tooNew } from './schema.js';
 
 /** PRAGMA synchronous for each durability mode (spec/SQLITE.md §9). */
@@ -182,7 +183,9 @@ export class SqliteFile {
       return out;
     } catch (e) {
       if (db.inTransaction) db.exec('ROLLBACK');
-      throw translate(e, this.file, doing);
+      // Only the driver's errors are the store's: one the caller's own input threw (a streamed batch's generator)
+      // goes back as it is, as the file store gives it, not as SERVER_ERROR (outsider M).
+      throw sqliteCode(e) === undefined && !(e instanceof StepchainError) ? e : translate(e, this.file, doing);
     }
   }
 
