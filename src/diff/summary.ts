@@ -48,6 +48,10 @@ export function shorten(text: string, max: number): string {
 /** A value as JSON text, markers named instead of spelled out, shortened to `max`. */
 export function renderValue(v: Json | undefined, max: number): string {
   if (v === undefined) return '(absent)';
+  // A string with withheld chunks is shortened around its markers, never through them: cut in the middle, a
+  // withheld chunk there vanished and both sides of a diff read the same (outsider N).
+  const chunks = isMarker(v) ? v[V3_CHUNKS] : undefined;
+  if (Array.isArray(chunks)) return chunksText(chunks, max);
   return shorten(shownText(v), max);
 }
 
@@ -90,18 +94,19 @@ function shownText(v: Json): string {
  * quotes, outside them — `"write to "‹withheld›" today"` — so that a string whose text itself holds "‹withheld›"
  * (shown inside its quotes) cannot pass for a withheld chunk, nor a withheld chunk for text (outsider M).
  */
-function chunksText(chunks: readonly Json[]): string {
-  let out = '';
-  let text: string | null = null;
+function chunksText(chunks: readonly Json[], max = Number.POSITIVE_INFINITY): string {
+  const runs: (string | null)[] = []; // shown text, merged; null: a withheld chunk
   for (const c of chunks) {
-    if (typeof c === 'string') text = (text ?? '') + c;
-    else {
-      if (text !== null) out += JSON.stringify(text);
-      text = null;
-      out += '‹withheld›';
-    }
+    const last = runs.length - 1;
+    if (typeof c !== 'string') runs.push(null);
+    else if (last >= 0 && runs[last] !== null) runs[last] += c;
+    else runs.push(c);
   }
-  return text === null ? out : out + JSON.stringify(text);
+  const whole = runs.map((r) => (r === null ? '‹withheld›' : JSON.stringify(r))).join('');
+  if (whole.length <= max) return whole;
+  const texts = runs.filter((r) => r !== null).length;
+  const each = Math.max(8, Math.floor((max - 10 * (runs.length - texts)) / Math.max(1, texts)) - 2);
+  return runs.map((r) => (r === null ? '‹withheld›' : JSON.stringify(shorten(r, each)))).join('');
 }
 
 const V3_WITHHELD = '$stepchain:withheld';

@@ -193,6 +193,8 @@ export interface DisclosureReport {
   problems: { code: DisclosureProblemCode; message: string }[];
   seq: number | null;
   path: string | null;
+  /** A v3 publication's unit opening of one chunk of the string at `path` (REDACTION.md §13.7): its index. */
+  chunk?: number;
   rule: string | null;
   /** The disclosed value, only when ok. */
   value: Json | null;

@@ -7,6 +7,7 @@
  * files.
  */
 import { readFile } from 'node:fs/promises';
+import { scanCanonical } from '../canonical/scan.js';
 import type { ChainSource } from '../chain/source.js';
 import type { DisclosureReport } from './disclose.js';
 import { RedactError } from './errors.js';
@@ -40,9 +41,11 @@ export async function discloseUnit(
   const report = asDisclosure(await verifyUnitOpening(bytes, proof), proof);
   if (!report.ok) {
     const p = report.problems[0]!;
+    // Another journal's seed gives other salts: the opening gives another digest than the receipt shows.
+    const mismatch = p.code === 'COMMITMENT_MISMATCH';
     throw new RedactError(
-      p.code === 'NOT_REDACTED' ? 'ARGUMENT_INVALID' : 'RECEIPT_INVALID',
-      `the opening does not verify against ${receiptPath}: ${p.code}: ${p.message} (is it the journal this receipt was published from?)`,
+      mismatch ? 'RECEIPT_INVALID' : 'ARGUMENT_INVALID',
+      `the opening does not verify against ${receiptPath}: ${p.code}: ${p.message}${mismatch ? ' (is it the journal this receipt was published from?)' : ''}`,
     );
   }
   if (options.out !== undefined) await writeProof(options.out, proof);
@@ -58,16 +61,40 @@ export async function verifyProofFile(
   proofPath: string,
   options: Omit<VerifyPublishedOptions, 'locate'> = {},
 ): ReturnType<typeof verifyDisclosureFiles> {
-  let proof: unknown;
+  let text: string;
   try {
-    proof = JSON.parse(await readFile(proofPath, 'utf8'));
-  } catch {
-    return verifyDisclosureFiles(receiptPath, proofPath, options); // which says why it cannot be read
+    text = strictUtf8.decode(await readFile(proofPath));
+  } catch (e) {
+    // Unreadable: verifyDisclosureFiles says why; not UTF-8: refused here.
+    if (!(e instanceof TypeError)) return verifyDisclosureFiles(receiptPath, proofPath, options);
+    return invalidProof(`${proofPath} is not UTF-8 text`);
   }
+  // I-JSON (RFC 7493), as REDACTION.md §13.7 asks: JSON.parse alone keeps the last of two members of one name,
+  // so a proof read by another parser could say another value than the one checked here (outsider N).
+  const defect = scanCanonical(text, { members: false }).defect;
+  if (defect !== null && defect.code !== 'NONCANONICAL_LINE')
+    return invalidProof(`${proofPath} is not I-JSON: ${defect.code}: ${defect.reason}`);
+  const proof = JSON.parse(text) as unknown;
   if ((proof as { format?: unknown } | null)?.format !== UNIT_OPENING_FORMAT)
     return verifyDisclosureFiles(receiptPath, proofPath, options);
   const bytes = await readReceiptBytes(receiptPath);
   return asDisclosure(await verifyUnitOpening(bytes, proof, options), proof as UnitOpening);
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function invalidProof(message: string): DisclosureReport {
+  return {
+    ok: false,
+    problems: [{ code: 'PROOF_INVALID', message }],
+    seq: null,
+    path: null,
+    rule: null,
+    value: null,
+    manifest_digest: null,
+    receipt: null,
+    proves: [],
+  };
 }
 
 /** A unit opening's report in the shape of a value's disclosure (the CLI's and a caller's one reading). */
@@ -78,6 +105,7 @@ function asDisclosure(r: Awaited<ReturnType<typeof verifyUnitOpening>>, proof: P
     problems: r.problems,
     seq: r.seq,
     path: r.path,
+    ...(typeof proof.chunk === 'number' ? { chunk: proof.chunk } : {}),
     rule: null,
     value: r.ok ? r.value : null,
     manifest_digest: typeof proof.manifest_digest === 'string' ? proof.manifest_digest : null,

@@ -27,6 +27,7 @@ import {
 import type { ByteInput } from '../receipt/verify.js';
 import type { DisclosureProblemCode } from './disclose.js';
 import { RedactError } from './errors.js';
+import { partRefOf } from '../record/v3/parts.js';
 import { b64uDecode, unitTree } from './v3-public.js';
 import { verifyPublishedReceipt, type VerifyPublishedOptions } from './verify.js';
 
@@ -86,6 +87,12 @@ export async function openUnitV3(
     throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed`);
   const values: Record<string, Json> = {};
   for (const s of V3_SLOTS) if (s in record) values[s] = record[s]!;
+  const inPart = partOnTheWay(record, path);
+  if (inPart !== null)
+    throw new RedactError(
+      'ARGUMENT_INVALID',
+      `${path} of step ${seq} lies inside part ${inPart} (a value stored once, spec/PARTS.md), which the publication declares as that part's: disclosing a unit inside a part is not supported yet`,
+    );
   const c = commitRecord(values, seed, { units: true });
   const slot = parsePointer(path)[0];
   const units = c.units.filter((u) => u.slot === slot);
@@ -101,6 +108,9 @@ export async function openUnitV3(
   const all = new Uint8Array(16 * salts.length);
   salts.forEach((s, k) => all.set(s, 16 * k));
   let value: Json = valueAt(record, path);
+  // An absent slot withheld: its marker commits to the absence, and there is no value to open.
+  if (value === undefined)
+    throw new RedactError('ARGUMENT_INVALID', `${path} is absent from step ${seq}: there is no value to disclose`);
   if (chunk !== undefined) value = chunkString(stringChunks(value as string)![chunk]!);
   return {
     format: UNIT_OPENING_FORMAT,
@@ -111,6 +121,17 @@ export async function openUnitV3(
     salts: b64u(all),
     value,
   };
+}
+
+/** The address of the part reference met on the way to `path`, or at it, or null. */
+function partOnTheWay(record: JsonObject, path: string): string | null {
+  let v: Json | undefined = record;
+  for (const t of parsePointer(path)) {
+    v = childAt(v, t);
+    const ref = partRefOf(v);
+    if (ref !== null) return ref.digest;
+  }
+  return null;
 }
 
 function valueAt(record: JsonObject, path: string): Json {

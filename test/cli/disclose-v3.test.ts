@@ -12,6 +12,18 @@ import { tempDir } from '../helpers/tmp.js';
 
 const dir = tempDir('stepchain-disclose-v3-');
 let cli: CliIn;
+/** `disclose public.tar --journal <journal> --seq 0 --path <path>` and more arguments. */
+const opening = (journal: string, path: string, ...more: string[]): string[] => [
+  'disclose',
+  'public.tar',
+  '--journal',
+  journal,
+  '--seq',
+  '0',
+  '--path',
+  path,
+  ...more,
+];
 const SECRET = 'Please mail the refund to grace.hopper@example.org before Friday, thank you.';
 
 beforeAll(async () => {
@@ -41,18 +53,7 @@ beforeAll(async () => {
 
 describe('disclose --journal', () => {
   test('opens a withheld member, and the opening holds offline', async () => {
-    await cli.ok(
-      'disclose',
-      'public.tar',
-      '--journal',
-      'runs/pay',
-      '--seq',
-      '0',
-      '--path',
-      '/input/pin',
-      '-o',
-      'pin.json',
-    );
+    await cli.ok(...opening('runs/pay', '/input/pin', '-o', 'pin.json'));
     expect(JSON.parse(readFileSync(join(dir, 'pin.json'), 'utf8'))).toMatchObject({
       format: 'stepchain-opening/v2',
       seq: 0,
@@ -65,19 +66,7 @@ describe('disclose --journal', () => {
   });
 
   test('opens a withheld chunk of a string: the e-mail address inside the note', async () => {
-    const r = await cli.run(
-      'disclose',
-      'public.tar',
-      '--journal',
-      'runs/pay',
-      '--seq',
-      '0',
-      '--path',
-      '/input/note',
-      '--chunk',
-      '0',
-      '--json',
-    );
+    const r = await cli.run(...opening('runs/pay', '/input/note', '--chunk', '0', '--json'));
     // The address sits in the note's first chunk (64-byte chunks, REDACTION.md §13).
     expect(r.code).toBe(0);
     const proof = (JSON.parse(r.stdout) as { proof: { value: string; chunk: number } }).proof;
@@ -87,34 +76,16 @@ describe('disclose --journal', () => {
   });
 
   test('an edited value, another journal, a unit not withheld, a v3 flag on the wrong command: each refused, coded', async () => {
-    const opening = JSON.parse(readFileSync(join(dir, 'pin.json'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(join(dir, 'forged.json'), JSON.stringify({ ...opening, value: '0000' }));
+    const genuine = JSON.parse(readFileSync(join(dir, 'pin.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'forged.json'), JSON.stringify({ ...genuine, value: '0000' }));
     const forged = await cli.run('disclose', 'public.tar', '--check', 'forged.json');
     expect(forged.code).toBe(1);
     expect(forged.stderr).toMatch(/disclosure does NOT hold.*\n.*COMMITMENT_MISMATCH/);
     // The other journal's seed gives other salts: the opening does not give the receipt's digest.
-    const other = await cli.run(
-      'disclose',
-      'public.tar',
-      '--journal',
-      'runs/other',
-      '--seq',
-      '0',
-      '--path',
-      '/input/pin',
-    );
+    const other = await cli.run(...opening('runs/other', '/input/pin'));
     expect(other.code).toBe(2);
     expect(other.stderr).toMatch(/RECEIPT_INVALID: .*COMMITMENT_MISMATCH.*published from/);
-    const shown = await cli.run(
-      'disclose',
-      'public.tar',
-      '--journal',
-      'runs/pay',
-      '--seq',
-      '0',
-      '--path',
-      '/tool_call/arguments/amount',
-    );
+    const shown = await cli.run(...opening('runs/pay', '/tool_call/arguments/amount'));
     expect(shown.code).toBe(2);
     expect(shown.stderr).toMatch(/NOT_REDACTED/);
     expect((await cli.run('disclose', 'public.tar', '--journal', 'runs/pay', '--seq', '0')).stderr).toMatch(
@@ -124,5 +95,44 @@ describe('disclose --journal', () => {
     expect(
       (await cli.run('disclose', 'public.tar', '--secrets', 's.json', '--seq', '0', '--chunk', '1')).stderr,
     ).toMatch(/--chunk applies to --journal/);
+  });
+
+  test('a chunk says which it is; a proof file that is not I-JSON is refused; a unit inside a part says so', async () => {
+    await cli.ok(...opening('runs/pay', '/input/note', '--chunk', '0', '-o', 'chunk.json'));
+    const check = await cli.run('disclose', 'public.tar', '--check', 'chunk.json');
+    expect(check.code).toBe(0);
+    expect(check.stderr).toMatch(/✔ disclosure holds: seq 0, \/input\/note chunk 0 = "Please mail/);
+    // Two members named "value": JSON.parse keeps the last, another parser the first (outsider N).
+    const text = readFileSync(join(dir, 'pin.json'), 'utf8').trim();
+    writeFileSync(join(dir, 'twice.json'), text.replace('{', '{"value":"0000",'));
+    const twice = await cli.run('disclose', 'public.tar', '--check', 'twice.json');
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/PROOF_INVALID.*not I-JSON: DUPLICATE_KEY/);
+    writeFileSync(join(dir, 'latin1.json'), Buffer.concat([Buffer.from(text.slice(0, -1)), Buffer.from([0xff, 0x7d])]));
+    expect((await cli.run('disclose', 'public.tar', '--check', 'latin1.json')).stderr).toMatch(
+      /PROOF_INVALID.*not UTF-8/,
+    );
+    // A value of 1 KiB or more is stored once, as a part: a unit inside it cannot be opened yet, and says why.
+    await cli.ok('init', 'runs/big');
+    const cfg: Record<string, string> = { api_key: 'sk-live-1' };
+    for (let i = 0; i < 40; i++) cfg[`setting${i}`] = 'v'.repeat(40);
+    writeFileSync(join(dir, 'big.json'), JSON.stringify({ input: { cfg } }));
+    await cli.ok('append', 'runs/big', '--file', 'big.json');
+    writeFileSync(join(dir, 'key.json'), JSON.stringify({ rules: [{ id: 'key', paths: ['/input/cfg/api_key'] }] }));
+    await cli.ok('publish', 'runs/big', '--policy', 'key.json', '--opt-in', '-o', 'big.tar');
+    const inPart = await cli.run(
+      'disclose',
+      'big.tar',
+      '--journal',
+      'runs/big',
+      '--seq',
+      '0',
+      '--path',
+      '/input/cfg/api_key',
+    );
+    expect(inPart.code).toBe(2);
+    expect(inPart.stderr).toMatch(
+      /ARGUMENT_INVALID: \/input\/cfg\/api_key of step 0 lies inside part sha256:[0-9a-f]{64}.*not supported yet/,
+    );
   });
 });

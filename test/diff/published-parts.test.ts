@@ -134,3 +134,14 @@ describe('a withheld chunk in people-facing text', () => {
     ).toBe('‹withheld›"x"');
   });
 });
+
+test('a withheld chunk in the middle of a long string stays in sight when the text around it is shortened', async () => {
+  const { renderValue } = await import('../../src/diff/summary.js');
+  const chunks = {
+    '$stepchain:chunks': ['a'.repeat(300), { '$stepchain:withheld': 'sha256:' + '3'.repeat(64) }, 'b'.repeat(300)],
+  };
+  const shown = renderValue(chunks, 60);
+  expect(shown).toContain('‹withheld›');
+  expect(shown.length).toBeLessThanOrEqual(70);
+  expect(shown).toMatch(/^"a+…a+"‹withheld›"b+…b+"$/);
+});

@@ -38,7 +38,7 @@ export const publishVerb: Verb = {
     'A stepchain/v3 journal is published unit by unit (spec/REDACTION.md §13): every member, element or chunk of a',
     'long string the policy selects stands as a withheld marker at its place, and every value shown is bound to the',
     "original head; a detector's hit inside a long string withholds only the chunks it touches. No secrets file:",
-    'every withheld unit opens from the journal.',
+    'every withheld unit opens from the journal (disclose --journal; one inside a part cannot be disclosed yet).',
   ].join('\n'),
   options: {
     policy: { type: 'string', arg: 'file', description: 'the redaction policy (JSON; see spec/REDACTION.md §3)' },
@@ -309,7 +309,7 @@ async function checkDisclosure(out: Output, receipt: string, values: Context['va
       );
     else
       out.say(
-        `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))}${report.rule === null ? '' : ` (rule ${inline(report.rule)})`} = ${inline(JSON.stringify(report.value))}`,
+        `${out.style('green', '✔ disclosure holds')}: seq ${report.seq}, ${inline(String(report.path))}${report.chunk === undefined ? '' : ` chunk ${report.chunk}`}${report.rule === null ? '' : ` (rule ${inline(report.rule)})`} = ${inline(JSON.stringify(report.value))}`,
       );
     for (const p of report.proves) out.say(`  ${out.style('green', 'proves')} ${inline(p)}`);
   } else {
