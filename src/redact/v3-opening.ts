@@ -28,6 +28,7 @@ import type { ByteInput } from '../receipt/verify.js';
 import type { DisclosureProblemCode } from './disclose.js';
 import { RedactError } from './errors.js';
 import { partRefOf } from '../record/v3/parts.js';
+import { isSealed } from '../record/v3/erasure.js';
 import { b64uDecode, unitTree } from './v3-public.js';
 import { verifyPublishedReceipt, type VerifyPublishedOptions } from './verify.js';
 
@@ -84,7 +85,12 @@ export async function openUnitV3(
   const record = JSON.parse(line) as JsonObject;
   const seed = typeof record.seed === 'string' ? seedFromHex(record.seed) : null;
   if (seed === null)
-    throw new RedactError('SOURCE_INVALID', `step ${seq} is not a stored stepchain/v3 record with its seed`);
+    throw new RedactError(
+      'SOURCE_INVALID',
+      isSealed(record)
+        ? `step ${seq} was sealed by an erasure (spec/ERASURE.md §2): its seed is gone, and disclosing what it still holds is not supported yet`
+        : `step ${seq} is not a stored stepchain/v3 record with its seed`,
+    );
   const values: Record<string, Json> = {};
   for (const s of V3_SLOTS) if (s in record) values[s] = record[s]!;
   const inPart = partOnTheWay(record, path);

@@ -135,4 +135,24 @@ describe('disclose --journal', () => {
       /ARGUMENT_INVALID: \/input\/cfg\/api_key of step 0 lies inside part sha256:[0-9a-f]{64}.*not supported yet/,
     );
   });
+
+  test('a record sealed by an erasure says why its units cannot be opened', async () => {
+    await cli.ok('init', 'runs/sealed');
+    writeFileSync(join(dir, 'two.json'), JSON.stringify({ input: { pin: '4711', email: 'x@example.org' } }));
+    await cli.ok('append', 'runs/sealed', '--file', 'two.json');
+    await cli.ok('publish', 'runs/sealed', '--policy', 'policy.json', '--opt-in', '-o', 'sealed.tar');
+    await cli.ok(
+      'erase',
+      'runs/sealed',
+      '--seq',
+      '0',
+      '--path',
+      '/input/email',
+      '--reason',
+      'request of the data subject',
+    );
+    const r = await cli.run('disclose', 'sealed.tar', '--journal', 'runs/sealed', '--seq', '0', '--path', '/input/pin');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/SOURCE_INVALID: step 0 was sealed by an erasure .*not supported yet/);
+  });
 });
