@@ -9,7 +9,9 @@
 import { readFile } from 'node:fs/promises';
 import { scanCanonical } from '../canonical/scan.js';
 import type { ChainSource } from '../chain/source.js';
-import type { DisclosureReport } from './disclose.js';
+import { DISCLOSURE_FORMAT, type DisclosureReport } from './disclose.js';
+import { HASH_DISCLOSURE_FORMAT } from './disclose-hash.js';
+import { STEP_DISCLOSURE_FORMAT } from './disclose-step.js';
 import { RedactError } from './errors.js';
 import { readReceiptBytes, verifyDisclosureFiles, writeProof } from './node.js';
 import { COMMITTED_PUBLICATION_FORMAT_V3 } from './publication.js';
@@ -75,13 +77,19 @@ export async function verifyProofFile(
   if (defect !== null && defect.code !== 'NONCANONICAL_LINE')
     return invalidProof(`${proofPath} is not I-JSON: ${defect.code}: ${defect.reason}`);
   const proof = JSON.parse(text) as unknown;
-  if ((proof as { format?: unknown } | null)?.format !== UNIT_OPENING_FORMAT)
-    return verifyDisclosureFiles(receiptPath, proofPath, options);
+  const format = (proof as { format?: unknown } | null)?.format;
+  if (typeof format === 'string' && !KNOWN.includes(format) && !format.startsWith('stepchain-step-disclosure/'))
+    return invalidProof(
+      `${proofPath} is a proof of format ${JSON.stringify(format.slice(0, 80))}, which this verifier does not know (it knows ${KNOWN.join(', ')})`,
+    );
+  if (format !== UNIT_OPENING_FORMAT) return verifyDisclosureFiles(receiptPath, proofPath, options);
   const bytes = await readReceiptBytes(receiptPath);
   return asDisclosure(await verifyUnitOpening(bytes, proof, options), proof as UnitOpening);
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** The proofs `disclose --check` reads (a withdrawn step-disclosure format goes on to say why it is refused). */
+const KNOWN = [DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, HASH_DISCLOSURE_FORMAT, UNIT_OPENING_FORMAT];
 
 function invalidProof(message: string): DisclosureReport {
   return {

@@ -112,6 +112,12 @@ describe('disclose --journal', () => {
     expect((await cli.run('disclose', 'public.tar', '--check', 'latin1.json')).stderr).toMatch(
       /PROOF_INVALID.*not UTF-8/,
     );
+    writeFileSync(join(dir, 'future.json'), JSON.stringify({ format: 'stepchain-opening/v9', seq: 0 }));
+    expect((await cli.run('disclose', 'public.tar', '--check', 'future.json')).stderr).toMatch(
+      /PROOF_INVALID .*format "stepchain-opening\/v9", which this verifier does not know/,
+    );
+    const missing = await cli.run('disclose', 'public.tar', '--check', 'nowhere.json');
+    expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/no such file/)]);
     // A value of 1 KiB or more is stored once, as a part: a unit inside it cannot be opened yet, and says why.
     await cli.ok('init', 'runs/big');
     const cfg: Record<string, string> = { api_key: 'sk-live-1' };

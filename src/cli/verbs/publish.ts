@@ -4,6 +4,7 @@
  * that reveals one redacted value, every value of a step, or one original step hash (--hash-only), or
  * (--check) checks such a proof against the public receipt.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { disclose, discloseHash, discloseStep, discloseUnit, publish, verifyDisclosureFiles } from '../../publish.js';
 import { readPublicKeyFile } from '../../keys.js';
@@ -281,7 +282,8 @@ async function checkDisclosure(out: Output, receipt: string, values: Context['va
     ['receipt', receipt],
     ['proof', values.check as string],
   ] as const) {
-    const kind = await nonRegularTarget(file);
+    const kind = (await nonRegularTarget(file)) ?? (existsSync(file) ? null : 'absent');
+    if (kind === 'absent') throw new UsageError(`cannot read ${what} ${file}: there is no such file`, 'disclose');
     if (kind !== null)
       throw new UsageError(`cannot read ${what} ${file}: it is ${kind}, not a regular file`, 'disclose');
   }
