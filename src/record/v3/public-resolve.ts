@@ -58,8 +58,8 @@ export class PublicPartResolution {
     path: (string | number)[],
   ): Promise<Json> {
     if (v === null || typeof v !== 'object') return v;
-    if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
     if (Array.isArray(v)) {
+      if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
       const out: Json[] = [];
       for (let i = 0; i < v.length; i++) {
         path.push(i);
@@ -83,8 +83,9 @@ export class PublicPartResolution {
         inner = file.kind === 'media' ? base64Of(file.raw) : file.value;
       }
       if (--budget.refs < 0 || budget.bytes < 0) throw tooMuch(site, nodeOf(path), address);
-      return this.copy(inner, depth + 1, budget, site, path);
+      return this.copy(inner, depth + 1, budget, site, path); // in the reference's place: no level of its own
     }
+    if (path.length >= MAX_RESOLVED_NESTING) throw tooNested(site, nodeOf(path));
     const out: Record<string, Json> = {};
     for (const k of keys) {
       path.push(k);
