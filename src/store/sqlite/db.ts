@@ -25,8 +25,9 @@ const PAUSES_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50];
 
 /**
  * A turn of the event loop (a macrotask). The driver is synchronous, so a transaction's work and every promise
- * around it run without one: a loop of appends, or a long streamed batch, kept this process's timers and I/O
- * waiting for as long as it ran (8 s of back-to-back appends, and a 100 ms timer never fired; outsider J).
+ * around it run without one: a loop of small streamed batches, or one long batch, kept this process's timers and
+ * I/O waiting for as long as it ran (8 s of back-to-back `appendStream` calls, and a 100 ms timer never fired;
+ * outsider J).
  */
 export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
