@@ -203,6 +203,12 @@ export interface DisclosureReport {
   proves: string[];
 }
 
+/** The report on a proof refused before anything was checked against a receipt (PROOF_INVALID). */
+export function invalidProofReport(message: string): DisclosureReport {
+  const none = { seq: null, path: null, rule: null, value: null, manifest_digest: null, receipt: null };
+  return { ok: false, problems: [{ code: 'PROOF_INVALID', message }], ...none, proves: [] };
+}
+
 /** Why `proof` is not a disclosure document, or null. */
 export function proofDefect(proof: unknown): string | null {
   if (

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { scanCanonical } from '../canonical/scan.js';
 import type { ChainSource } from '../chain/source.js';
-import { DISCLOSURE_FORMAT, type DisclosureReport } from './disclose.js';
+import { DISCLOSURE_FORMAT, invalidProofReport, type DisclosureReport } from './disclose.js';
 import { HASH_DISCLOSURE_FORMAT } from './disclose-hash.js';
 import { STEP_DISCLOSURE_FORMAT } from './disclose-step.js';
 import { RedactError } from './errors.js';
@@ -69,17 +69,17 @@ export async function verifyProofFile(
   } catch (e) {
     // Unreadable: verifyDisclosureFiles says why; not UTF-8: refused here.
     if (!(e instanceof TypeError)) return verifyDisclosureFiles(receiptPath, proofPath, options);
-    return invalidProof(`${proofPath} is not UTF-8 text`);
+    return invalidProofReport(`${proofPath} is not UTF-8 text`);
   }
   // I-JSON (RFC 7493), as REDACTION.md §13.7 asks: JSON.parse alone keeps the last of two members of one name,
   // so a proof read by another parser could say another value than the one checked here (outsider N).
   const defect = scanCanonical(text, { members: false }).defect;
   if (defect !== null && defect.code !== 'NONCANONICAL_LINE')
-    return invalidProof(`${proofPath} is not I-JSON: ${defect.code}: ${defect.reason}`);
+    return invalidProofReport(`${proofPath} is not I-JSON: ${defect.code}: ${defect.reason}`);
   const proof = JSON.parse(text) as unknown;
   const format = (proof as { format?: unknown } | null)?.format;
   if (typeof format === 'string' && !KNOWN.includes(format) && !format.startsWith('stepchain-step-disclosure/'))
-    return invalidProof(
+    return invalidProofReport(
       `${proofPath} is a proof of format ${JSON.stringify(format.slice(0, 80))}, which this verifier does not know (it knows ${KNOWN.join(', ')})`,
     );
   if (format !== UNIT_OPENING_FORMAT) return verifyDisclosureFiles(receiptPath, proofPath, options);
@@ -90,20 +90,6 @@ export async function verifyProofFile(
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 /** The proofs `disclose --check` reads (a withdrawn step-disclosure format goes on to say why it is refused). */
 const KNOWN = [DISCLOSURE_FORMAT, STEP_DISCLOSURE_FORMAT, HASH_DISCLOSURE_FORMAT, UNIT_OPENING_FORMAT];
-
-function invalidProof(message: string): DisclosureReport {
-  return {
-    ok: false,
-    problems: [{ code: 'PROOF_INVALID', message }],
-    seq: null,
-    path: null,
-    rule: null,
-    value: null,
-    manifest_digest: null,
-    receipt: null,
-    proves: [],
-  };
-}
 
 /** A unit opening's report in the shape of a value's disclosure (the CLI's and a caller's one reading). */
 function asDisclosure(r: Awaited<ReturnType<typeof verifyUnitOpening>>, proof: Partial<UnitOpening>): DisclosureReport {

@@ -11,6 +11,7 @@ import { verifyReceiptFile } from '../receipt/node.js';
 import type { SaltSource } from './commit.js';
 import {
   discloseFromSecrets,
+  invalidProofReport,
   secretsFile,
   verifyDisclosure,
   type DisclosureProof,
@@ -455,22 +456,7 @@ export async function verifyDisclosureFiles(
   try {
     proof = JSON.parse(await readFile(proofPath, 'utf8'));
   } catch (e) {
-    return {
-      ok: false,
-      problems: [
-        {
-          code: 'PROOF_INVALID',
-          message: `cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}`,
-        },
-      ],
-      seq: null,
-      path: null,
-      rule: null,
-      value: null,
-      manifest_digest: null,
-      receipt: null,
-      proves: [],
-    };
+    return invalidProofReport(`cannot read ${proofPath} as JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   const bytes = await readReceiptBytes(receiptPath);
   const format = proof !== null && typeof proof === 'object' ? (proof as { format?: unknown }).format : undefined;
